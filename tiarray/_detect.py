@@ -1,0 +1,67 @@
+"""Which framework an object belongs to, without importing any framework.
+
+A framework can only have produced an object if it is already in ``sys.modules``, so the
+checks look there and never import. Results are cached per type.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+__all__ = ["framework_of"]
+
+_CACHE: dict = {}
+_MISSING = object()
+
+
+def _classify(x) -> str | None:
+    from ._array_object import TiArray
+
+    if isinstance(x, TiArray):
+        return "tiarray"
+    if isinstance(x, np.ndarray):
+        return "numpy"
+    mods = sys.modules
+    torch = mods.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return "torch"
+    jax = mods.get("jax")
+    if jax is not None:
+        arr = getattr(jax, "Array", None)
+        if arr is not None and isinstance(x, arr):
+            return "jax"
+    cupy = mods.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return "cupy"
+    strict = mods.get("array_api_strict")
+    if strict is not None and isinstance(x, getattr(strict, "Array", ())):
+        return "array_api_strict"
+    taichi = mods.get("taichi")
+    if taichi is not None:
+        from taichi.lang._ndarray import Ndarray
+
+        if isinstance(x, Ndarray):
+            return "taichi"
+    return None
+
+
+def framework_of(x) -> str | None:
+    """``"tiarray"``, ``"numpy"``, ``"torch"``, ``"jax"``, ``"cupy"``, ``"array_api_strict"``,
+    ``"taichi"`` (a ``ti.ndarray``), or ``None`` for anything else (scalars, lists, other objects)."""
+    t = type(x)
+    r = _CACHE.get(t, _MISSING)
+    if r is _MISSING:
+        r = _classify(x)
+        _CACHE[t] = r
+    return r
+
+
+def is_jax_tracer(x) -> bool:
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return False
+    core = getattr(jax, "core", None)
+    tracer = getattr(core, "Tracer", None)
+    return tracer is not None and isinstance(x, tracer)

@@ -1,0 +1,137 @@
+"""``x[key]`` and ``x[key] = value``.
+
+Basic indexing (integers, slices, ``...``, ``None``) returns a view and never copies.
+Advanced indexing (integer arrays, boolean masks, sequences) is handled by
+:mod:`tiarray._advanced_indexing` and returns a new array.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _dtypes
+from ._array_object import TiArray
+
+__all__ = ["getitem", "setitem", "normalize_basic_key"]
+
+
+def _is_basic_component(k) -> bool:
+    if k is None or k is Ellipsis or isinstance(k, slice):
+        return True
+    if isinstance(k, bool):
+        return False  # a Python bool is a 0-d boolean mask
+    if isinstance(k, (int, np.integer)):
+        return True
+    if isinstance(k, TiArray) and k.ndim == 0 and k._dtype.kind in "iu":
+        return True
+    return False
+
+
+def normalize_basic_key(key):
+    """The key as a tuple if it is basic indexing, else None."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    for k in key:
+        if not _is_basic_component(k):
+            return None
+    return key
+
+
+def _basic(x: TiArray, key: tuple, func: str) -> TiArray:
+    n_ell = sum(1 for k in key if k is Ellipsis)
+    if n_ell > 1:
+        raise IndexError(f"{func}: an index can have only one Ellipsis (...)")
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_real > x.ndim:
+        raise IndexError(f"{func}: too many indices: the array is {x.ndim}-D but {n_real} were given")
+    if n_ell == 0:
+        key = key + (Ellipsis,)
+    ptr = x._ptr
+    it = x._dtype.itemsize
+    shape, strides = [], []
+    axis = 0
+    for k in key:
+        if k is None:
+            shape.append(1)
+            strides.append(0)
+        elif k is Ellipsis:
+            n = x.ndim - n_real
+            shape.extend(x._shape[axis : axis + n])
+            strides.extend(x._strides[axis : axis + n])
+            axis += n
+        elif isinstance(k, slice):
+            d, st = x._shape[axis], x._strides[axis]
+            start, stop, step = k.indices(d)
+            cnt = len(range(start, stop, step))
+            if cnt:
+                ptr += start * st * it
+            shape.append(cnt)
+            strides.append(st * step)
+            axis += 1
+        else:
+            i = operator.index(k)
+            d = x._shape[axis]
+            if not -d <= i < d:
+                raise IndexError(f"{func}: index {i} is out of bounds for axis {axis} with size {d}")
+            if i < 0:
+                i += d
+            ptr += i * x._strides[axis] * it
+            axis += 1
+    return x._view(ptr, tuple(shape), tuple(strides))
+
+
+def getitem(x: TiArray, key):
+    bkey = normalize_basic_key(key)
+    if bkey is not None:
+        return _basic(x, bkey, "TiArray.__getitem__")
+    from ._advanced_indexing import getitem_advanced
+
+    return getitem_advanced(x, key)
+
+
+def setitem(x: TiArray, key, value) -> None:
+    if x._readonly:
+        raise ValueError(
+            "TiArray.__setitem__: the array is read-only (it views memory its producer does not let "
+            "others write, e.g. a JAX array); copy it first with tiarray.asarray(x, copy=True)"
+        )
+    bkey = normalize_basic_key(key)
+    if bkey is None:
+        from ._advanced_indexing import setitem_advanced
+
+        setitem_advanced(x, key, value)
+        return
+    view = _basic(x, bkey, "TiArray.__setitem__")
+    v = _as_value(value, x, "TiArray.__setitem__")
+    from ._interop import copy_into
+    from ._views import broadcast_view
+
+    copy_into(view, broadcast_view(v, view._shape, func="TiArray.__setitem__"))
+
+
+def _as_value(value, x: TiArray, func: str) -> TiArray:
+    """The right-hand side of an assignment as a TiArray on ``x``'s device."""
+    from ._interop import asarray
+
+    if isinstance(value, (bool, int, float, complex)):
+        if isinstance(value, complex) and x._dtype.kind != "c":
+            raise TypeError(f"{func}: cannot assign a complex value to a {x._dtype.name} array")
+        if isinstance(value, float) and x._dtype.kind in "biu":
+            raise TypeError(f"{func}: cannot assign a float value to a {x._dtype.name} array")
+        return asarray(value, dtype=x._dtype, device=x._device)
+    v = asarray(value)
+    if v._device != x._device:
+        v = v.to_device(x._device)
+    if v._dtype is not x._dtype:
+        try:
+            r = _dtypes.promote(x._dtype, v._dtype)
+        except TypeError:
+            r = None
+        if r is not x._dtype:
+            raise TypeError(
+                f"{func}: cannot assign {v._dtype.name} values to a {x._dtype.name} array without "
+                "losing information; use astype first"
+            )
+    return v

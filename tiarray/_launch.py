@@ -1,0 +1,499 @@
+"""A fast launcher for ``@ti.kernel`` functions on memory given by pointer.
+
+Taichi's own ``kernel(*args)`` path inspects every argument in Python on every call,
+accepts only NumPy arrays and torch tensors, and costs about 140 us for a three-array
+kernel on 16 elements. This module compiles a kernel once per *signature* (the dtype and
+ndim of each array parameter and the values of its ``ti.template()`` parameters), keeps
+the compiled artefact, and on each call only fills a launch context with pointers and
+scalars: a few microseconds.
+
+It also works around the cost of Taichi's CPU thread pool: waking it costs about 30 us
+per parallel loop, more than the whole work of a small kernel. On the CPU every kernel is
+therefore compiled in two variants, the normal one and one whose outermost loops are
+serialised (``ti.loop_config(serialize=True)`` inserted before each), and a call picks the
+serial variant when the arrays it touches are small (``serial_threshold`` bytes).
+
+Conventions for array parameters (``ti.types.ndarray``):
+
+- memory must be C-contiguous (Taichi's external arrays have no strides); the
+  caller makes contiguous copies where needed;
+- ``bool`` data is passed as ``u8``; complex data as real pairs, i.e. an array of the
+  real dtype with a trailing axis of length 2 (so a ``complex64`` array of ndim ``n``
+  matches ``ti.types.ndarray(dtype=ti.f32, ndim=n + 1)``);
+- ``bfloat16`` has no Taichi type and is refused.
+
+This module depends on Taichi 1.7's kernel internals (``Kernel.materialize``, the launch
+context API); :mod:`tiarray` pins ``taichi==1.7.4``.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+import threading
+
+import taichi as ti
+from taichi.lang import kernel_impl as _kernel_impl
+from taichi.lang.matrix import MatrixType
+from taichi.types import ndarray_type, primitive_types
+from taichi.types.annotations import template
+
+from . import _dtypes, _runtime
+from ._array_object import TiArray
+from ._interop import asarray_for_kernel as _asarray_for_kernel
+
+__all__ = ["Launcher", "launcher", "KernelSignatureError", "set_serial_threshold"]
+
+_AutodiffMode = _kernel_impl.AutodiffMode
+
+# Arrays touching at most this many bytes in total run in the serial variant on the CPU.
+# Measured on 2 cores (benchmarks/bench_launch.py): Taichi's pool costs ~30 us a loop,
+# while one core streams ~10 GB/s, so below ~256 KiB one thread finishes first.
+_SERIAL_THRESHOLD = [1 << 18]
+
+_compile_lock = threading.RLock()
+# Taichi keeps per-runtime global temporaries (loop bounds, reductions): two kernels must
+# not run at once. Launches hold the GIL in Taichi 1.7, the lock makes it explicit.
+_launch_lock = threading.RLock()
+
+
+def set_serial_threshold(nbytes: int) -> int:
+    """Set the size (bytes of array data per launch) under which CPU kernels run serially.
+
+    Returns the previous value. ``0`` always uses Taichi's parallel loops.
+    """
+    old = _SERIAL_THRESHOLD[0]
+    _SERIAL_THRESHOLD[0] = int(nbytes)
+    return old
+
+
+class KernelSignatureError(TypeError):
+    """An argument does not match the kernel's annotation (dtype, ndim, kind)."""
+
+
+# ----------------------------------------------------------------------------- serial variant
+
+
+class _SerializeTopLevelLoops:
+    """Insert ``ti.loop_config(serialize=True)`` before every outermost ``for`` loop.
+
+    Struct-for loops over an ndarray parameter (``for i in x``, ``for I in
+    ti.grouped(x)``), which Taichi cannot serialise, are first rewritten as the equivalent
+    range loops over ``x.shape``.
+    """
+
+    NAME = "__tiarray_loop_config__"
+
+    def __init__(self, array_ndims: dict):
+        self.array_ndims = array_ndims  # ndarray parameter name -> ndim
+
+    def _stmt(self):
+        call = ast.Call(
+            func=ast.Name(id=self.NAME, ctx=ast.Load()),
+            args=[],
+            keywords=[ast.keyword(arg="serialize", value=ast.Constant(value=True))],
+        )
+        return ast.Expr(value=call)
+
+    def _shape_dims(self, name: str, n: int):
+        return [
+            ast.Subscript(
+                value=ast.Attribute(value=ast.Name(id=name, ctx=ast.Load()), attr="shape", ctx=ast.Load()),
+                slice=ast.Constant(value=d),
+                ctx=ast.Load(),
+            )
+            for d in range(n)
+        ]
+
+    def _ndrange(self, name: str, n: int):
+        return ast.Call(
+            func=ast.Attribute(
+                value=ast.Name(id="__tiarray_ti__", ctx=ast.Load()), attr="ndrange", ctx=ast.Load()
+            ),
+            args=self._shape_dims(name, n),
+            keywords=[],
+        )
+
+    def _rewrite_struct_for(self, loop: ast.For) -> None:
+        it = loop.iter
+        if isinstance(it, ast.Name) and it.id in self.array_ndims:
+            n = len(loop.target.elts) if isinstance(loop.target, ast.Tuple) else 1
+            loop.iter = self._ndrange(it.id, n)
+        elif (
+            isinstance(it, ast.Call)
+            and isinstance(it.func, ast.Attribute)
+            and it.func.attr == "grouped"
+            and len(it.args) == 1
+            and isinstance(it.args[0], ast.Name)
+            and it.args[0].id in self.array_ndims
+        ):
+            name = it.args[0].id
+            it.args = [self._ndrange(name, self.array_ndims[name])]
+
+    def rewrite_body(self, body):
+        out = []
+        for stmt in body:
+            if isinstance(stmt, ast.For):
+                self._rewrite_struct_for(stmt)
+                prev = out[-1] if out else None
+                if not _is_loop_config(prev):
+                    out.append(self._stmt())
+                out.append(stmt)
+            elif isinstance(stmt, ast.If):
+                # loops under `if ti.static(...)` are still outermost loops
+                stmt.body = self.rewrite_body(stmt.body)
+                stmt.orelse = self.rewrite_body(stmt.orelse)
+                out.append(stmt)
+            else:
+                out.append(stmt)
+        return out
+
+
+def _is_loop_config(stmt) -> bool:
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return False
+    f = stmt.value.func
+    return (isinstance(f, ast.Attribute) and f.attr == "loop_config") or (
+        isinstance(f, ast.Name) and f.id in ("loop_config", _SerializeTopLevelLoops.NAME)
+    )
+
+
+class _TiarrayKernel(_kernel_impl.Kernel):
+    """A Taichi Kernel object owned by tiarray, optionally with serialised outer loops."""
+
+    def __init__(self, func, autodiff_mode, serial: bool):
+        self._tiarray_serial = serial
+        super().__init__(func, autodiff_mode, _classkernel=False)
+
+    def materialize(self, key=None, args=None, arg_features=None):
+        if not self._tiarray_serial:
+            return super().materialize(key=key, args=args, arg_features=arg_features)
+        orig = _kernel_impl._get_tree_and_ctx
+        me = self
+
+        ndims = {
+            a.name: f[1]
+            for a, f in zip(self.arguments, arg_features or ())
+            if isinstance(a.annotation, ndarray_type.NdarrayType)
+        }
+
+        def patched(obj, *a, **k):
+            tree, ctx = orig(obj, *a, **k)
+            if obj is me:
+                fdef = tree.body[0]
+                fdef.body = _SerializeTopLevelLoops(ndims).rewrite_body(fdef.body)
+                ast.fix_missing_locations(tree)
+                ctx.global_vars[_SerializeTopLevelLoops.NAME] = ti.loop_config
+                ctx.global_vars["__tiarray_ti__"] = ti
+            return tree, ctx
+
+        _kernel_impl._get_tree_and_ctx = patched
+        try:
+            return super().materialize(key=key, args=args, arg_features=arg_features)
+        finally:
+            _kernel_impl._get_tree_and_ctx = orig
+
+
+# ----------------------------------------------------------------------------- parameters
+
+_P_ARRAY, _P_FLOAT, _P_INT, _P_UINT, _P_TEMPLATE = range(5)
+
+
+class _Param:
+    __slots__ = ("name", "kind", "anno", "ti_dtype", "ndim", "elem_shape", "index")
+
+    def __init__(self, name, anno, index):
+        self.name = name
+        self.anno = anno
+        self.index = index
+        self.ti_dtype = None
+        self.ndim = None
+        self.elem_shape = ()
+        if isinstance(anno, template):
+            self.kind = _P_TEMPLATE
+        elif isinstance(anno, ndarray_type.NdarrayType):
+            self.kind = _P_ARRAY
+            self.ndim = anno.ndim
+            if isinstance(anno.dtype, MatrixType):
+                self.elem_shape = tuple(anno.dtype.get_shape())
+                self.ti_dtype = anno.dtype.dtype
+            else:
+                self.ti_dtype = anno.dtype
+        elif id(anno) in primitive_types.real_type_ids:
+            self.kind = _P_FLOAT
+        elif id(anno) in primitive_types.integer_type_ids:
+            from taichi.lang.util import cook_dtype
+            from taichi.types.utils import is_signed
+
+            self.kind = _P_INT if is_signed(cook_dtype(anno)) else _P_UINT
+        else:
+            raise KernelSignatureError(
+                f"parameter '{name}' has annotation {anno!r}; tiarray launches kernels whose parameters "
+                "are ti.types.ndarray(), scalar types (ti.f32, ti.i32, ...) or ti.template()"
+            )
+
+
+def _unwrap_kernel(kernel):
+    prim = getattr(kernel, "_primal", None)
+    if isinstance(prim, _kernel_impl.Kernel):
+        return prim
+    if isinstance(kernel, _kernel_impl.Kernel):
+        return kernel
+    raise TypeError(f"expected a function decorated with @ti.kernel, got {kernel!r}")
+
+
+def _ti_dtype_of(dtype: _dtypes.DType):
+    """(taichi primitive type, extra trailing axis) used to pass data of ``dtype``."""
+    if dtype._ti_name is None:
+        raise KernelSignatureError(f"{dtype.name} arrays cannot be passed to Taichi kernels")
+    return getattr(ti, dtype._ti_name), (2,) if dtype.kind == "c" else ()
+
+
+# ----------------------------------------------------------------------------- specs
+
+
+class _Spec:
+    """One compiled specialisation: a Taichi kernel object and its compiled artefact."""
+
+    __slots__ = ("t_kernel", "compiled", "prog", "setters")
+
+    def launch(self, values, grads=None):
+        """Run with one value per non-template parameter.
+
+        Arrays are ``(ptr, nbytes, shape)``; ``grads`` (reverse mode) gives one gradient
+        pointer (or 0) per non-template parameter.
+        """
+        ctx = self.t_kernel.make_launch_context()
+        if grads is None:
+            grads = _ZEROS
+        for (kind, idx), v, g in zip(self.setters, values, grads):
+            if kind == _P_ARRAY:
+                ctx.set_arg_external_array_with_shape(idx, v[0], v[1], v[2], g)
+            elif kind == _P_FLOAT:
+                ctx.set_arg_float(idx, v)
+            elif kind == _P_INT:
+                ctx.set_arg_int(idx, v)
+            else:
+                ctx.set_arg_uint(idx, v)
+        with _launch_lock:
+            self.prog.launch_kernel(self.compiled, ctx)
+
+
+class _Zeros:
+    """An endless sequence of zeros (no gradient pointers)."""
+
+    def __iter__(self):
+        return itertools.repeat(0)
+
+
+_ZEROS = _Zeros()
+
+
+class Launcher:
+    """Compiles and launches one ``@ti.kernel`` on memory given by pointer.
+
+    Parameters
+    ----------
+    kernel : function decorated with ``@ti.kernel``
+        Its parameters may be ``ti.types.ndarray(...)``, scalars and ``ti.template()``.
+    name : str, optional
+        Used in error messages (defaults to the kernel's name).
+    serial_threshold : int, optional
+        Bytes of array data under which the CPU uses the serial variant (default: the
+        global setting, see :func:`set_serial_threshold`).
+
+    Notes
+    -----
+    The low-level entry points used by tiarray's own code are :meth:`spec` (compile or
+    look up a specialisation for a signature) and ``_Spec.launch`` (run it). The
+    high-level :meth:`__call__` takes TiArrays, framework arrays and scalars.
+    """
+
+    def __init__(self, kernel, *, name: str | None = None, serial_threshold: int | None = None):
+        prim = _unwrap_kernel(kernel)
+        self.func = prim.func
+        self.name = name or self.func.__name__
+        self.serial_threshold = serial_threshold
+        self.params = [_Param(a.name, a.annotation, i) for i, a in enumerate(prim.arguments)]
+        self.template_names = [p.name for p in self.params if p.kind == _P_TEMPLATE]
+        self.array_params = [p for p in self.params if p.kind == _P_ARRAY]
+        # launch indices: templates take no slot
+        slot = 0
+        self._slots = []
+        for p in self.params:
+            if p.kind == _P_TEMPLATE:
+                self._slots.append(None)
+            else:
+                self._slots.append((slot,))
+                slot += 1
+        self._kernels: dict = {}
+        self._specs: dict = {}
+        self._prog = None
+        call_params = [p for p in self.params if p.kind != _P_TEMPLATE]
+        self._nargs = len(call_params)
+        self._kinds = [p.kind for p in call_params]
+        self._names = [p.name for p in call_params]
+
+    def __repr__(self) -> str:
+        return f"<tiarray Launcher for kernel '{self.name}'>"
+
+    # -- compilation ------------------------------------------------------------------
+
+    def _kernel(self, serial: bool, mode):
+        k = self._kernels.get((serial, mode))
+        if k is None:
+            k = _TiarrayKernel(self.func, mode, serial)
+            self._kernels[(serial, mode)] = k
+        return k
+
+    def spec(self, array_sigs, templates=(), *, serial: bool = False, grad: bool = False):
+        """The compiled specialisation for a signature.
+
+        ``array_sigs``: one ``(DType, ndim, needs_grad)`` per array parameter, in order.
+        ``templates``: the values of the ``ti.template()`` parameters, in order.
+        ``grad``: the reverse-mode (``kernel.grad``) variant.
+        """
+        prog = _runtime.ensure_init()
+        if prog is not self._prog:  # first use, or ti.reset()/ti.init() since
+            with _compile_lock:
+                self._specs.clear()
+                self._kernels.clear()
+                self._prog = prog
+        key = (tuple(array_sigs), tuple(templates), serial, grad)
+        s = self._specs.get(key)
+        if s is not None:
+            return s
+        with _compile_lock:
+            s = self._specs.get(key)
+            if s is None:
+                s = self._compile(key, prog)
+                self._specs[key] = s
+        return s
+
+    def _compile(self, key, prog):
+        array_sigs, templates, serial, grad = key
+        if len(array_sigs) != len(self.array_params):
+            raise TypeError(
+                f"{self.name}: {len(self.array_params)} array argument(s) expected, got {len(array_sigs)}"
+            )
+        if len(templates) != len(self.template_names):
+            raise TypeError(
+                f"{self.name}: {len(self.template_names)} static (template) argument(s) expected "
+                f"({', '.join(self.template_names)}), got {len(templates)}"
+            )
+        mode = _AutodiffMode.REVERSE if grad else _AutodiffMode.NONE
+        kern = self._kernel(serial and _runtime.is_cpu(), mode)
+        features = []
+        args = []
+        ai = ti_ = 0
+        for p in self.params:
+            if p.kind == _P_ARRAY:
+                dtype, ndim, needs_grad = array_sigs[ai]
+                ai += 1
+                prim, extra = _ti_dtype_of(dtype)
+                self._check_array(p, prim, ndim + len(extra))
+                full_ndim = ndim + len(extra)
+                if p.elem_shape:
+                    elem_type = ti.lang._ti_core.get_type_factory_instance().get_tensor_type(
+                        list(p.elem_shape), prim
+                    )
+                    full_ndim -= len(p.elem_shape)
+                else:
+                    elem_type = prim
+                ng = bool(needs_grad) if p.anno.needs_grad is None else p.anno.needs_grad
+                features.append((elem_type, full_ndim, ng, p.anno.boundary))
+                args.append(None)
+            elif p.kind == _P_TEMPLATE:
+                v = templates[ti_]
+                ti_ += 1
+                features.append(v)
+                args.append(v)
+            else:
+                features.append("#")
+                args.append(None)
+        tkey = (self.func, len(self._specs), mode)
+        with _launch_lock:
+            kern.materialize(key=tkey, args=tuple(args), arg_features=tuple(features))
+            t_kernel = kern.compiled_kernels[tkey]
+            compiled = prog.compile_kernel(prog.config(), prog.get_device_caps(), t_kernel)
+        s = _Spec()
+        s.t_kernel = t_kernel
+        s.compiled = compiled
+        s.prog = prog
+        s.setters = [(p.kind, self._slots[i]) for i, p in enumerate(self.params) if p.kind != _P_TEMPLATE]
+        return s
+
+    def _check_array(self, p: _Param, prim, ndim: int):
+        if p.ti_dtype is not None and p.ti_dtype != prim:
+            raise KernelSignatureError(
+                f"{self.name}: argument '{p.name}' must have dtype {p.ti_dtype.to_string()} "
+                f"(the kernel's annotation), got {prim.to_string()}"
+            )
+        want = None if p.ndim is None else p.ndim + len(p.elem_shape)
+        if want is not None and want != ndim:
+            raise KernelSignatureError(
+                f"{self.name}: argument '{p.name}' must have ndim={want} (the kernel's annotation), got {ndim}"
+            )
+
+    # -- high-level call --------------------------------------------------------------
+
+    def use_serial(self, nbytes: int) -> bool:
+        th = self.serial_threshold if self.serial_threshold is not None else _SERIAL_THRESHOLD[0]
+        return nbytes <= th and _runtime.is_cpu()
+
+    def __call__(self, *args, **templates):
+        """Launch on TiArrays, framework arrays (zero-copy where contiguous) and scalars.
+
+        Template parameters are given by keyword (their names in the kernel).
+        Arrays are written in place; a non-contiguous array is copied to a contiguous
+        buffer for the kernel and copied back afterwards.
+        """
+        if len(args) != self._nargs or len(templates) != len(self.template_names):
+            self._check_call(args, templates)
+        try:
+            tvals = tuple(templates[n] for n in self.template_names)
+        except KeyError:
+            self._check_call(args, templates)
+        sigs, values, writebacks, nbytes = [], [], None, 0
+        for kind, name, v in zip(self._kinds, self._names, args):
+            if kind == _P_ARRAY:
+                a, wb = _asarray_for_kernel(v, func=self.name, arg=name)
+                if wb is not None:
+                    writebacks = (writebacks or []) + [wb]
+                sigs.append((a._dtype, len(a._shape), False))
+                values.append(kernel_arg(a))
+                nbytes += a._nbytes()
+            else:
+                if isinstance(v, TiArray):
+                    v = v.item()
+                values.append(v)
+        spec = self.spec(sigs, tvals, serial=self.use_serial(nbytes))
+        spec.launch(values)
+        if writebacks:
+            for wb in writebacks:
+                wb()
+
+    def _check_call(self, args, templates):
+        if len(args) != self._nargs:
+            raise TypeError(f"{self.name}: {self._nargs} positional argument(s) expected, got {len(args)}")
+        missing = [n for n in self.template_names if n not in templates]
+        extra = [n for n in templates if n not in self.template_names]
+        raise TypeError(
+            f"{self.name}: static argument(s) {self.template_names} expected by keyword; "
+            f"missing {missing}, unexpected {extra}"
+        )
+
+
+def kernel_arg(a) -> tuple:
+    """``(ptr, nbytes, shape)`` of a C-contiguous TiArray as a kernel argument."""
+    shape = a._shape
+    if a._dtype.kind == "c":
+        shape = shape + (2,)
+    return (a._ptr, a._nbytes(), shape)
+
+
+@functools.cache
+def launcher(kernel) -> Launcher:
+    """The shared :class:`Launcher` of a kernel (cached)."""
+    return Launcher(kernel)

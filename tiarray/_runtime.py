@@ -1,0 +1,245 @@
+"""The Taichi runtime as tiarray sees it: lazy initialisation, the arch, devices.
+
+tiarray never re-initialises Taichi. If the user called ``ti.init`` first, tiarray uses
+that runtime as it is. Otherwise the first operation that needs Taichi calls
+:func:`tiarray.init` with the defaults (CPU, unless ``TIARRAY_ARCH`` says otherwise),
+without Taichi's banner, its "Starting on arch" line, or its network version check.
+
+A process has one Taichi runtime and so one compute device: the CPU (``x64``/``arm64``)
+or one CUDA GPU. Arrays on another device can be held and exchanged, but not computed on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import threading
+
+# These only take effect if taichi has not been imported yet; a user's own setting wins.
+if "taichi" not in sys.modules:
+    os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
+os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
+
+import taichi as ti  # noqa: E402
+from taichi._lib import core as _ti_core  # noqa: E402
+from taichi.lang import impl as _ti_impl  # noqa: E402
+
+__all__ = ["Device", "init", "is_initialized", "current_device", "get_device"]
+
+_lock = threading.RLock()
+_SUPPORTED_ARCHS = {"x64": "cpu", "arm64": "cpu", "cuda": "cuda"}
+
+
+class Device:
+    """A device where array memory lives: ``Device("cpu")`` or ``Device("cuda", 0)``.
+
+    Parameters
+    ----------
+    kind : str
+        ``"cpu"`` or ``"cuda"``. The strings ``"cuda:1"`` and ``"gpu"`` are accepted too.
+    index : int, optional
+        The device ordinal (0 for the CPU).
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> ta.Device("cpu")
+    Device('cpu')
+    >>> ta.Device("cuda:1")
+    Device('cuda', 1)
+    """
+
+    __slots__ = ("kind", "index")
+
+    def __init__(self, kind: str = "cpu", index: int | None = None):
+        if isinstance(kind, Device):
+            kind, index = kind.kind, kind.index if index is None else index
+        if not isinstance(kind, str):
+            raise TypeError(
+                f"Device(): argument 'kind' must be a str such as 'cpu' or 'cuda:0', got {kind!r}"
+            )
+        k = kind.lower()
+        if ":" in k:
+            k, _, idx = k.partition(":")
+            if index is not None and int(idx) != index:
+                raise ValueError(f"Device(): conflicting indices in {kind!r} and index={index}")
+            index = int(idx)
+        if k == "gpu":
+            k = "cuda"
+        if k not in ("cpu", "cuda"):
+            raise ValueError(f"Device(): argument 'kind' must be 'cpu' or 'cuda', got {kind!r}")
+        index = 0 if index is None else int(index)
+        if index < 0:
+            raise ValueError(f"Device(): argument 'index' must be >= 0, got {index}")
+        if k == "cpu" and index != 0:
+            raise ValueError(f"Device(): the CPU has index 0, got {index}")
+        self.kind = k
+        self.index = index
+
+    def __repr__(self) -> str:
+        return "Device('cpu')" if self.kind == "cpu" else f"Device('cuda', {self.index})"
+
+    def __str__(self) -> str:
+        return "cpu" if self.kind == "cpu" else f"cuda:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = Device(other)
+            except (ValueError, TypeError):
+                return False
+        if not isinstance(other, Device):
+            return NotImplemented
+        return self.kind == other.kind and self.index == other.index
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.index))
+
+    @property
+    def dlpack(self) -> tuple[int, int]:
+        """The ``(device_type, device_id)`` pair of DLPack (kDLCPU=1, kDLCUDA=2)."""
+        return (1, 0) if self.kind == "cpu" else (2, self.index)
+
+
+CPU = Device("cpu")
+
+
+def get_device(device, *, func: str = "tiarray", arg: str = "device") -> Device:
+    """Normalise a ``device=`` argument (None means the compute device)."""
+    if device is None:
+        return current_device()
+    if isinstance(device, Device):
+        return device
+    if isinstance(device, str):
+        try:
+            return Device(device)
+        except ValueError as e:
+            raise ValueError(f"{func}(): argument '{arg}': {e}") from None
+    # framework device objects: torch.device('cuda', 0), jax devices, ...
+    plat = getattr(device, "platform", None)
+    if isinstance(plat, str):  # jax.Device
+        return Device("cpu") if plat == "cpu" else Device("cuda", getattr(device, "id", 0))
+    typ = getattr(device, "type", None)
+    if isinstance(typ, str) and typ in ("cpu", "cuda"):  # torch.device
+        return Device(typ, getattr(device, "index", None))
+    raise TypeError(
+        f"{func}(): argument '{arg}' must be a tiarray.Device, a string such as 'cpu' or 'cuda:0', "
+        f"or None, got {device!r}"
+    )
+
+
+def is_initialized() -> bool:
+    """Whether a Taichi runtime exists (started by tiarray or by the user's ``ti.init``)."""
+    return _ti_impl.get_runtime().prog is not None
+
+
+def init(arch: str | None = None, **kwargs) -> Device:
+    """Start the Taichi runtime for tiarray, quietly. Optional: tiarray calls it on first need.
+
+    Parameters
+    ----------
+    arch : str, optional
+        ``"cpu"`` or ``"cuda"`` (``"gpu"`` means ``"cuda"``). Defaults to the environment
+        variable ``TIARRAY_ARCH``, then ``"cpu"``.
+    **kwargs
+        Passed on to ``ti.init`` (e.g. ``cpu_max_num_threads``, ``device_memory_GB``).
+        ``offline_cache=True`` is the default.
+
+    Returns
+    -------
+    Device
+        The device Taichi computes on.
+
+    Raises
+    ------
+    RuntimeError
+        If Taichi is already running (tiarray never re-initialises it; call
+        ``ti.reset()`` yourself first if you mean to), or if the arch is not one tiarray
+        can exchange memory with.
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> ta.init("cpu")  # doctest: +SKIP
+    Device('cpu')
+    """
+    with _lock:
+        if is_initialized():
+            raise RuntimeError(
+                "tiarray.init(): Taichi is already initialised (by an earlier tiarray.init, an "
+                "earlier tiarray operation, or ti.init); tiarray uses the running runtime and never "
+                "re-initialises it"
+            )
+        name = (arch or os.environ.get("TIARRAY_ARCH") or "cpu").lower()
+        arch_map = {"cpu": ti.cpu, "x64": ti.x64, "arm64": ti.arm64, "cuda": ti.cuda, "gpu": ti.cuda}
+        if name not in arch_map:
+            raise ValueError(f"tiarray.init(): argument 'arch' must be 'cpu' or 'cuda', got {arch!r}")
+        kwargs.setdefault("offline_cache", True)
+        with contextlib.redirect_stdout(io.StringIO()):
+            ti.init(arch=arch_map[name], **kwargs)
+        dev = _current_device_uncached()
+        if name in ("cuda", "gpu") and dev.kind != "cuda":
+            raise RuntimeError("tiarray.init(): CUDA was asked for but Taichi fell back to the CPU")
+        return dev
+
+
+def ensure_init():
+    """The running Taichi program, starting Taichi with the defaults if needed."""
+    prog = _ti_impl.get_runtime().prog
+    if prog is None:
+        with _lock:
+            if _ti_impl.get_runtime().prog is None:
+                init()
+            prog = _ti_impl.get_runtime().prog
+    return prog
+
+
+def arch_name() -> str:
+    """Taichi's name of the running arch ('x64', 'arm64', 'cuda', ...)."""
+    ensure_init()
+    return _ti_core.arch_name(_ti_impl.current_cfg().arch)
+
+
+_device_cache: list = [None, None]  # [program, device]
+
+
+def current_device() -> Device:
+    """The device Taichi computes on (starting Taichi with the defaults if needed)."""
+    prog = _ti_impl.get_runtime().prog
+    if prog is not None and prog is _device_cache[0]:
+        return _device_cache[1]
+    prog = ensure_init()
+    dev = _current_device_uncached()
+    _device_cache[0], _device_cache[1] = prog, dev
+    return dev
+
+
+def _current_device_uncached() -> Device:
+    a = arch_name()
+    kind = _SUPPORTED_ARCHS.get(a)
+    if kind is None:
+        raise RuntimeError(
+            f"tiarray works with Taichi's CPU and CUDA backends; Taichi runs on '{a}'. "
+            "Call ti.init(arch=ti.cpu) or ti.init(arch=ti.cuda) before using tiarray."
+        )
+    if kind == "cpu":
+        return CPU
+    return Device("cuda", _cuda_device_index())
+
+
+def _cuda_device_index() -> int:
+    # Taichi uses the device selected by CUDA_VISIBLE_DEVICES / its own default: ordinal 0
+    # of the visible devices.
+    return 0
+
+
+def is_cpu() -> bool:
+    return current_device().kind == "cpu"
+
+
+def sync() -> None:
+    """Wait until every Taichi kernel launched so far has finished (a no-op on the CPU)."""
+    if is_initialized() and arch_name() == "cuda":
+        ti.sync()
