@@ -6,6 +6,18 @@ when the operator registry lands. The kernels already follow the registry conven
 """
 
 from ._csr import csr_from_dense, csr_sddmm, csr_to_dense, csrmm, csrmv, event_csrmm, event_csrmv
+from ._jitc import (
+    fixed_prob_csr,
+    jitc_event_mv_prob_homo,
+    jitc_event_mv_prob_normal,
+    jitc_event_mv_prob_uniform,
+    jitc_mv_prob_homo,
+    jitc_mv_prob_normal,
+    jitc_mv_prob_uniform,
+    jitc_todense_prob_homo,
+    jitc_todense_prob_normal,
+    jitc_todense_prob_uniform,
+)
 
 __all__ = [
     "event_csrmv",
@@ -15,4 +27,14 @@ __all__ = [
     "csr_sddmm",
     "csr_to_dense",
     "csr_from_dense",
+    "jitc_mv_prob_homo",
+    "jitc_mv_prob_uniform",
+    "jitc_mv_prob_normal",
+    "jitc_event_mv_prob_homo",
+    "jitc_event_mv_prob_uniform",
+    "jitc_event_mv_prob_normal",
+    "jitc_todense_prob_homo",
+    "jitc_todense_prob_uniform",
+    "jitc_todense_prob_normal",
+    "fixed_prob_csr",
 ]
