@@ -61,9 +61,7 @@ def _params(func, names, values, like):
     """0-d weight-parameter arrays sharing one float dtype."""
     dt = like if like in _validate._FLOAT_DTYPES else None
     arrays = [
-        None
-        if isinstance(v, (int, float)) and not isinstance(v, bool)
-        else _validate.float_scalar(func, n, v)
+        None if _validate.is_py_number(v) else _validate.float_scalar(func, n, v)
         for n, v in zip(names, values)
     ]
     given = [a.dtype for a in arrays if a is not None]

@@ -27,6 +27,11 @@ _checked: dict = {}
 _MAX_CHECKED = 256
 
 
+def is_py_number(x) -> bool:
+    """A Python int or float (not bool, not a NumPy scalar, which keeps its dtype)."""
+    return type(x) is int or type(x) is float
+
+
 def shape2(func: str, shape) -> tuple[int, int]:
     """``shape`` as a pair of non-negative Python ints."""
     try:
@@ -77,7 +82,7 @@ def index_array(func: str, name: str, x) -> np.ndarray:
 
 
 def _weights(func: str, weights, nnz: int, like_dtype) -> np.ndarray:
-    if isinstance(weights, (int, float)) and not isinstance(weights, bool):
+    if is_py_number(weights):
         dt = like_dtype if like_dtype in _FLOAT_DTYPES else np.dtype(np.float32)
         return np.asarray(weights, dtype=dt)
     w = _array(func, "weights", weights)
@@ -169,7 +174,7 @@ def dense_operand(func: str, name: str, x, length: int, *, ndim: int, allow_bool
 
 def float_scalar(func: str, name: str, x, dtype=None) -> np.ndarray:
     """A 0-d float array (Python numbers become ``dtype``, default float32)."""
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
+    if is_py_number(x):
         return np.asarray(x, dtype=dtype or np.float32)
     a = _array(func, name, x)
     if a.dtype not in _FLOAT_DTYPES:
