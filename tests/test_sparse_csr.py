@@ -225,3 +225,32 @@ def test_scipy_agrees():
     e = rng.random(200) < 0.2
     got = sp.event_csrmv(S.data, S.indices, S.indptr, e, shape=S.shape, transpose=True)
     np.testing.assert_allclose(got, S.T @ e.astype(np.float64), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("homo", [False, True])
+def test_csr_transpose(homo, index_dtype):
+    rng = np.random.default_rng(29)
+    m, n = 37, 23
+    w, idx, ptr, dense = random_csr(m, n, 0.25, rng, index_dtype=index_dtype)
+    if homo:
+        w = np.asarray(1.5)
+        dense = dense_of(w, idx, ptr, (m, n))
+    wt, it, pt, perm = sp.csr_transpose(w, idx, ptr, shape=(m, n), return_permutation=True)
+    assert it.dtype == index_dtype and pt.dtype == index_dtype and pt.shape == (n + 1,)
+    np.testing.assert_allclose(dense_of(wt, it, pt, (n, m)), dense.T, rtol=1e-12)
+    if not homo:
+        np.testing.assert_array_equal(wt, w[perm])
+    for c in range(n):  # rows increase within each column (stable)
+        assert np.all(np.diff(it[pt[c] : pt[c + 1]]) >= 0)
+    # A @ e through the transpose visits only the active events' synapses: same result
+    e = rng.random(n) < 0.3
+    a = sp.event_csrmv(w, idx, ptr, e, shape=(m, n))
+    b = sp.event_csrmv(wt, it, pt, e, shape=(n, m), transpose=True)
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    x = rng.standard_normal(m)
+    np.testing.assert_allclose(
+        sp.csrmv(w, idx, ptr, x, shape=(m, n), transpose=True),
+        sp.csrmv(wt, it, pt, x, shape=(n, m)),
+        rtol=1e-12,
+    )

@@ -5,7 +5,16 @@ Phase 1: the operators run on NumPy arrays through ``tiarray._launch``; they bec
 when the operator registry lands. The kernels already follow the registry convention.
 """
 
-from ._csr import csr_from_dense, csr_sddmm, csr_to_dense, csrmm, csrmv, event_csrmm, event_csrmv
+from ._csr import (
+    csr_from_dense,
+    csr_sddmm,
+    csr_to_dense,
+    csr_transpose,
+    csrmm,
+    csrmv,
+    event_csrmm,
+    event_csrmv,
+)
 from ._jitc import (
     fixed_prob_csr,
     jitc_event_mv_prob_homo,
@@ -27,6 +36,7 @@ __all__ = [
     "csr_sddmm",
     "csr_to_dense",
     "csr_from_dense",
+    "csr_transpose",
     "jitc_mv_prob_homo",
     "jitc_mv_prob_uniform",
     "jitc_mv_prob_normal",

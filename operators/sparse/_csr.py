@@ -31,6 +31,7 @@ __all__ = [
     "csr_sddmm",
     "csr_to_dense",
     "csr_from_dense",
+    "csr_transpose",
 ]
 
 _L_MV = launcher_for(K.csrmv_kernel, "csrmv")
@@ -38,6 +39,8 @@ _L_MM = launcher_for(K.csrmm_kernel, "csrmm")
 _L_SDDMM = launcher_for(K.csr_sddmm_kernel, "csr_sddmm")
 _L_TODENSE = launcher_for(K.csr_to_dense_kernel, "csr_to_dense")
 _L_COUNTS = launcher_for(K.dense_row_counts_kernel, "csr_from_dense.counts")
+_L_COLCOUNTS = launcher_for(K.csr_col_counts_kernel, "csr_transpose.counts")
+_L_TFILL = launcher_for(K.csr_transpose_fill_kernel, "csr_transpose.fill")
 _L_FILL = launcher_for(K.dense_to_csr_fill_kernel, "csr_from_dense.fill")
 
 
@@ -393,3 +396,73 @@ def csr_from_dense(dense, *, index_dtype=np.int32):
     indptr = indptr.astype(idt)
     weights, indices = run(_L_FILL, (d, indptr), [((nnz,), d.dtype), ((nnz,), idt)], (), serial=serial)
     return weights, indices, indptr
+
+
+def csr_transpose(weights, indices, indptr, *, shape, return_permutation=False):
+    """The CSR form of ``A.T`` (the CSC form of ``A``), built once by two kernels.
+
+    Use it where a product needs the other direction many times with the same
+    connectivity: ``event_csrmv(*csr_transpose(w, i, p, shape=(m, n)), e, shape=(n, m),
+    transpose=True)`` computes ``A @ e`` by visiting only the columns of active events
+    (the synapses of the active events), instead of reading every column index as
+    ``event_csrmv(w, i, p, e, shape=(m, n))`` must; and
+    ``csrmv(*csr_transpose(...), x, shape=(n, m))`` computes ``A.T @ x`` as a gather. This
+    is what a prebuilt transposed ``torch.sparse_csr_tensor`` does.
+
+    Parameters
+    ----------
+    weights : array of shape (), (1,) or (nnz,), float32 or float64
+    indices, indptr : arrays
+        The CSR matrix ``A`` of shape ``shape``, as in :func:`csrmv`.
+    shape : tuple of two ints
+        ``(m, n)``, the shape of ``A``.
+    return_permutation : bool, optional
+        Also return ``perm`` with ``weights_t = weights[perm]``: when only the weights
+        change (learning), ``weights[perm]`` updates the transpose without a rebuild.
+
+    Returns
+    -------
+    weights_t : numpy.ndarray
+        Shape ``()`` for one shared weight, else ``(nnz,)``.
+    indices_t : numpy.ndarray
+        Row indices of ``A`` (column indices of ``A.T``), increasing within each column;
+        the dtype of ``indices``.
+    indptr_t : numpy.ndarray
+        ``(n + 1,)``, the dtype of ``indptr``.
+    perm : numpy.ndarray, optional
+        ``(nnz,)`` int64, only with ``return_permutation=True``.
+
+    Raises
+    ------
+    TypeError, ValueError, IndexError
+        As :func:`csrmv`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tiarray.operators.sparse import csr_transpose, csr_to_dense
+    >>> w, i, p = np.array([1.0, 2.0, 3.0]), np.array([0, 2, 1]), np.array([0, 2, 3])
+    >>> wt, it, pt = csr_transpose(w, i, p, shape=(2, 3))
+    >>> csr_to_dense(wt, it, pt, shape=(3, 2))
+    array([[1., 0.],
+           [0., 3.],
+           [2., 0.]])
+    """
+    func = "csr_transpose"
+    w, idx, ptr, m, n = _validate.csr(func, weights, indices, indptr, shape)
+    nnz = idx.shape[0]
+    (counts,) = run(_L_COLCOUNTS, (idx, ptr), [((n,), np.int64)], (), serial=True)
+    indptr_t = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=indptr_t[1:])
+    indptr_t = indptr_t.astype(ptr.dtype)
+    indices_t, perm, _ = run(
+        _L_TFILL,
+        (idx, ptr, indptr_t),
+        [((nnz,), idx.dtype), ((nnz,), np.int64), ((n,), np.int64)],
+        (),
+        serial=True,
+    )
+    weights_t = w if w.ndim == 0 else w[perm]
+    if return_permutation:
+        return weights_t, indices_t, indptr_t, perm
+    return weights_t, indices_t, indptr_t

@@ -479,3 +479,50 @@ def dense_to_csr_fill_kernel(
                 weights[p] = ti.cast(x, weights.get_type().element_type)
                 indices[p] = ti.cast(k, indices.get_type().element_type)
                 p += 1
+
+
+@ti.kernel
+def csr_col_counts_kernel(
+    indices: ti.types.ndarray(ndim=1), indptr: ti.types.ndarray(ndim=1), counts: ti.types.ndarray(ndim=1)
+):
+    """``counts[c]`` = synapses in column ``c`` (pass 1 of ``csr_transpose``)."""
+    nnz = indices.shape[0]
+    n_cols = counts.shape[0]
+    n_rows = indptr.shape[0] - 1
+    ti.loop_config(serialize=True)
+    for i in range(n_rows):
+        a, b = _bounds(indptr, i, nnz)
+        for j in range(a, b):
+            k = indices[j]
+            if _valid(k, n_cols):
+                kk = ti.cast(k, ti.i32)
+                counts[kk] = counts[kk] + 1
+
+
+@ti.kernel
+def csr_transpose_fill_kernel(
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    indptr_t: ti.types.ndarray(ndim=1),
+    indices_t: ti.types.ndarray(ndim=1),
+    perm: ti.types.ndarray(ndim=1),
+    cursor: ti.types.ndarray(ndim=1),
+):
+    """Pass 2 of ``csr_transpose``: rows in increasing order within each column (serial, stable)."""
+    nnz = indices.shape[0]
+    n_cols = indptr_t.shape[0] - 1
+    n_rows = indptr.shape[0] - 1
+    nnz_t = indices_t.shape[0]
+    ti.loop_config(serialize=True)
+    for i in range(n_rows):
+        a, b = _bounds(indptr, i, nnz)
+        for j in range(a, b):
+            k = indices[j]
+            if _valid(k, n_cols):
+                kk = ti.cast(k, ti.i32)
+                p = ti.cast(indptr_t[kk], ti.i64) + ti.cast(cursor[kk], ti.i64)
+                if p >= 0 and p < nnz_t:
+                    pp = ti.cast(p, ti.i32)
+                    indices_t[pp] = ti.cast(i, indices_t.get_type().element_type)
+                    perm[pp] = ti.cast(j, perm.get_type().element_type)
+                cursor[kk] = cursor[kk] + 1
