@@ -119,23 +119,57 @@ def _gather_row(weights: ti.template(), indices: ti.template(), vector: ti.templ
     return res
 
 
-@ti.func
-def _scatter_rows(
-    weights: ti.template(),
-    indices: ti.template(),
-    indptr: ti.template(),
-    vector: ti.template(),
-    target: ti.template(),
-    off,
-    lo,
-    hi,
-    n_out,
-    nnz,
+@ti.real_func
+def _scatter_row(
+    weights: ti.types.ndarray(ndim=1),
+    indices: ti.types.ndarray(ndim=1),
+    target: ti.types.ndarray(ndim=1),
+    off: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n_out: ti.i32,
+    scale: ti.f64,
 ):
+    """``target[off + k] += weights[j] * scale`` over the synapses ``[a, b)`` of one row.
+
+    A real function (compiled as its own LLVM function): the array pointers arrive in
+    registers. Inlined into the kernel, every store to ``target`` would force reloading
+    the three array pointers from the argument buffer (LLVM cannot prove they do not
+    alias), which costs about 30% of the scatter.
+    """
+    sc = ti.cast(scale, weights.get_type().element_type)
+    for j in range(a, b):
+        k = indices[j]
+        if k >= 0 and k < n_out:
+            x = off + ti.cast(k, ti.i32)
+            target[x] = target[x] + weights[j] * sc
+
+
+@ti.real_func
+def _scatter_row_homo(
+    indices: ti.types.ndarray(ndim=1),
+    target: ti.types.ndarray(ndim=1),
+    off: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n_out: ti.i32,
+    value: ti.f64,
+):
+    """``target[off + k] += value`` over the synapses ``[a, b)`` of one row (one shared weight)."""
+    v = ti.cast(value, target.get_type().element_type)
+    for j in range(a, b):
+        k = indices[j]
+        if k >= 0 and k < n_out:
+            x = off + ti.cast(k, ti.i32)
+            target[x] = target[x] + v
+
+
+@ti.func
+def _scatter_rows(weights: ti.template(), indices: ti.template(), indptr: ti.template(), vector: ti.template(),
+                  target: ti.template(), off, lo, hi, n_out, nnz):  # fmt: skip
     """``target[off + k] += A[i, k] * vector[i]`` for the rows ``[lo, hi)`` with ``vector[i] != 0``.
 
-    Runs inside one thread slot: plain loads and stores, unrolled by 4 so that the four
-    index and weight loads are issued before the dependent read-modify-writes.
+    Runs inside one thread slot: plain (non-atomic) read-modify-writes.
     """
     for i in range(lo, hi):
         vi = vector[i]
@@ -144,58 +178,10 @@ def _scatter_rows(
             scale = ti.cast(1, weights.get_type().element_type)
             if ti.static(not is_bool(vector)):
                 scale = ti.cast(vi, weights.get_type().element_type)
-            nq = (b - a) // 4
             if ti.static(ndim(weights) == 0):
-                val = weights[None] * scale
-                for q in range(nq):
-                    j = a + 4 * q
-                    k0 = indices[j]
-                    k1 = indices[j + 1]
-                    k2 = indices[j + 2]
-                    k3 = indices[j + 3]
-                    if _valid(k0, n_out):
-                        _plain_add(target, off + ti.cast(k0, ti.i32), val)
-                    if _valid(k1, n_out):
-                        _plain_add(target, off + ti.cast(k1, ti.i32), val)
-                    if _valid(k2, n_out):
-                        _plain_add(target, off + ti.cast(k2, ti.i32), val)
-                    if _valid(k3, n_out):
-                        _plain_add(target, off + ti.cast(k3, ti.i32), val)
-                for j in range(a + 4 * nq, b):
-                    k = indices[j]
-                    if _valid(k, n_out):
-                        _plain_add(target, off + ti.cast(k, ti.i32), val)
+                _scatter_row_homo(indices, target, off, a, b, n_out, ti.cast(weights[None] * scale, ti.f64))
             else:
-                for q in range(nq):
-                    j = a + 4 * q
-                    k0 = indices[j]
-                    k1 = indices[j + 1]
-                    k2 = indices[j + 2]
-                    k3 = indices[j + 3]
-                    w0 = weights[j]
-                    w1 = weights[j + 1]
-                    w2 = weights[j + 2]
-                    w3 = weights[j + 3]
-                    if ti.static(not is_bool(vector)):
-                        w0 *= scale
-                        w1 *= scale
-                        w2 *= scale
-                        w3 *= scale
-                    if _valid(k0, n_out):
-                        _plain_add(target, off + ti.cast(k0, ti.i32), w0)
-                    if _valid(k1, n_out):
-                        _plain_add(target, off + ti.cast(k1, ti.i32), w1)
-                    if _valid(k2, n_out):
-                        _plain_add(target, off + ti.cast(k2, ti.i32), w2)
-                    if _valid(k3, n_out):
-                        _plain_add(target, off + ti.cast(k3, ti.i32), w3)
-                for j in range(a + 4 * nq, b):
-                    k = indices[j]
-                    if _valid(k, n_out):
-                        wj = weights[j]
-                        if ti.static(not is_bool(vector)):
-                            wj *= scale
-                        _plain_add(target, off + ti.cast(k, ti.i32), wj)
+                _scatter_row(weights, indices, target, off, a, b, n_out, ti.cast(scale, ti.f64))
 
 
 @ti.kernel
