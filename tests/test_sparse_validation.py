@@ -197,3 +197,19 @@ def test_sddmm_and_dense_errors(csr):
         sp.csr_from_dense(np.ones((2, 2)), index_dtype=np.int16)
     with pytest.raises(TypeError, match="index_dtype"):
         sp.fixed_prob_csr(3, 3, 0.5, 1, index_dtype=np.float32)
+
+
+def test_in_place_weight_updates_are_seen(csr):
+    w, idx, ptr, dense = csr
+    e = np.ones(8, bool)
+    for weights in (w.copy(), np.asarray([0.5]), np.asarray(0.5), w.copy()[::-1].copy()[::-1]):
+        y0 = sp.event_csrmv(weights, idx, ptr, e, shape=(6, 8))
+        weights *= 2  # plasticity: the same array, new values
+        y1 = sp.event_csrmv(weights, idx, ptr, e, shape=(6, 8))
+        np.testing.assert_allclose(y1, 2 * y0, rtol=1e-12)
+    # a non-contiguous weight array is copied for the kernel: updates are still seen
+    big = np.repeat(w, 2)
+    view = big[::2]
+    y0 = sp.event_csrmv(view, idx, ptr, e, shape=(6, 8))
+    big *= 3
+    np.testing.assert_allclose(sp.event_csrmv(view, idx, ptr, e, shape=(6, 8)), 3 * y0, rtol=1e-12)

@@ -175,14 +175,20 @@ def _mm(func, weights, indices, indptr, x, shape, transpose, allow_bool):
             func, name, x, m, ndim=2, allow_bool=allow_bool, where="shape[0] (transpose=True)"
         )
         n_out = n
-        serial = idx.shape[0] * max(x.shape[1], 1) < _policy._SCATTER_PAR[0]
+        work = (
+            idx.shape[0] * np.count_nonzero(x) / max(m, 1) if idx.shape[0] >= _policy._SCATTER_PAR[0] else 0
+        )
+        serial = work < _policy._SCATTER_PAR[0] or x.shape[1] < 2
+        scratch = x.shape[1] * n_out
     else:
         x = _validate.dense_operand(
             func, name, x, n, ndim=2, allow_bool=allow_bool, where="shape[1] (transpose=False)"
         )
         n_out = m
         serial = _policy.gather_serial(idx.shape[0] * max(x.shape[1], 1))
-    (out,) = run(_L_MM, (w, idx, ptr, x), [((n_out, x.shape[1]), w.dtype)], (transpose,), serial=serial)
+        scratch = 0
+    (out,) = run(_L_MM, (w, idx, ptr, x), [((n_out, x.shape[1]), w.dtype)], (transpose,), serial=serial,
+                 scratch=((scratch,), w.dtype))  # fmt: skip
     return out
 
 

@@ -267,13 +267,17 @@ def csrmm_kernel(
     indptr: ti.types.ndarray(ndim=1),
     matrix: ti.types.ndarray(ndim=2),
     out: ti.types.ndarray(ndim=2),
+    scratch: ti.types.ndarray(ndim=1),
     transpose: ti.template(),
 ):
     """``out = A @ matrix`` or ``out = A.T @ matrix`` for a dense ``matrix`` of shape ``(., K)``.
 
-    ``matrix`` may be bool (a batch of event vectors, one per column). Columns are
-    handled ``CB`` at a time in registers. The CPU scatter splits the column blocks
-    between threads (no two threads write the same column), so it needs no scratch.
+    ``matrix`` may be bool (a batch of event vectors, one per column). The gather handles
+    ``CB`` columns at a time in registers. The CPU scatter works column by column, each an
+    event scatter (only the rows whose entry is nonzero) into a contiguous column of
+    ``scratch`` (``K * len(out)`` elements, column-major, zero-filled), with the columns
+    split between threads; a last loop transposes ``scratch`` into ``out``. Scattering into
+    the ``(n, K)`` output directly writes one cache line per synapse and column.
     """
     nnz = indices.shape[0]
     K = matrix.shape[1]
@@ -342,36 +346,35 @@ def csrmm_kernel(
                                 _mm_value(wj, m, weights.get_type().element_type, boolean),
                             )
         else:
-            nt = ti.min(ti.static(num_threads()), nb)
+            nt = ti.min(ti.static(num_threads()), K)
             for s in range(nt * CHUNK):
                 if s % CHUNK == 0:
                     t = s // CHUNK
-                    for cb in range(t * nb // nt, (t + 1) * nb // nt):
-                        c0 = cb * CB
+                    for c in range(t * K // nt, (t + 1) * K // nt):
                         for i in range(n_rows):
-                            mv = ti.Vector.zero(matrix.get_type().element_type, CB)
-                            active = 0
-                            for c in ti.static(range(CB)):
-                                if c0 + c < K:
-                                    mv[c] = matrix[i, c0 + c]
-                                    if mv[c] != 0:
-                                        active = 1
-                            if active != 0:
+                            m = matrix[i, c]
+                            if m != 0:
                                 a, b = _bounds(indptr, i, nnz)
-                                for j in range(a, b):
-                                    k = indices[j]
-                                    if _valid(k, n_out):
-                                        kk = ti.cast(k, ti.i32)
-                                        wj = ti.cast(0, weights.get_type().element_type)
-                                        if ti.static(ndim(weights) == 0):
-                                            wj = weights[None]
-                                        else:
-                                            wj = weights[j]
-                                        for c in ti.static(range(CB)):
-                                            if c0 + c < K:
-                                                out[kk, c0 + c] = out[kk, c0 + c] + _mm_value(
-                                                    wj, mv[c], weights.get_type().element_type, boolean
-                                                )
+                                scale = ti.cast(1, weights.get_type().element_type)
+                                if ti.static(not boolean):
+                                    scale = ti.cast(m, weights.get_type().element_type)
+                                if ti.static(ndim(weights) == 0):
+                                    _scatter_row_homo(indices, scratch, c * n_out, a, b, n_out,
+                                                      ti.cast(weights[None] * scale, ti.f64))  # fmt: skip
+                                else:
+                                    _scatter_row(
+                                        weights,
+                                        indices,
+                                        scratch,
+                                        c * n_out,
+                                        a,
+                                        b,
+                                        n_out,
+                                        ti.cast(scale, ti.f64),
+                                    )
+            for k in range(n_out):
+                for c in range(K):
+                    out[k, c] = scratch[c * n_out + k]
 
 
 # ----------------------------------------------------------------------------- sddmm
