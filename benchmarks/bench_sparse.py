@@ -143,7 +143,8 @@ class Peers:
         out = {"numpy": np.__version__}
         for mod in ("scipy", "torch", "jax", "taichi", "brainevent"):
             try:
-                out[mod] = __import__(mod).__version__
+                v = __import__(mod).__version__
+                out[mod] = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
             except Exception:
                 out[mod] = "not installed"
         return out
