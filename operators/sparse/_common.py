@@ -19,12 +19,6 @@ from taichi.lang import impl as _impl
 CHUNK = 512
 
 
-def elem(a):
-    """The Taichi element type of an ndarray argument (inside kernels, outside ``ti.static``,
-    write ``a.get_type().element_type``: Taichi warns about calls of plain functions there)."""
-    return a.get_type().element_type
-
-
 def is_bool(a) -> bool:
     """Whether an ndarray argument holds booleans (passed as u8)."""
     return a.get_type().element_type == ti.u8

@@ -10,10 +10,11 @@ The matrix is ``A`` of shape ``(m, n)`` in CSR form (``weights``, ``indices``,
 case) or ndim 1 (one per synapse). Sizes are read from the arrays, never from a
 template, so one compiled kernel serves every shape.
 
-Safety: every ``indptr`` range is clamped to ``[0, nnz]`` and every column index is
-compared with the length of the array it addresses before it is used, so invalid
-connectivity gives wrong numbers (the Python layer rejects it with a clear error when
-values are concrete) but never an out-of-bounds read or write.
+Safety: every ``indptr`` range is clamped to ``[0, nnz]``; every column index is
+checked against the length of the array it addresses (scatters skip an invalid one,
+gathers clamp it into range branch-free, which keeps the row loop vectorised). Invalid
+connectivity thus gives wrong numbers (the Python layer rejects it with a clear error
+when values are concrete) but never an out-of-bounds read or write.
 
 CPU scatter kernels (``transpose=True``) run over ``nt`` row blocks, one per thread
 slot (see ``_common.CHUNK``): block 0 adds into ``out`` and block ``t > 0`` into row
@@ -67,11 +68,6 @@ def _split_rows(indptr: ti.template(), n_rows, nnz, t, nt):
                 hi = mid
         r = lo
     return r
-
-
-@ti.func
-def _plain_add(target: ti.template(), x, val):
-    target[x] = target[x] + val
 
 
 # ----------------------------------------------------------------------------- csrmv
