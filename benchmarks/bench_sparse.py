@@ -276,7 +276,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small smoke run (CI)")
     ap.add_argument("--min-time", type=float, default=None, help="seconds of timed calls per method")
     ap.add_argument(
-        "--rounds", type=int, default=None, help="repeat each measurement; keep the lowest median"
+        "--rounds", type=int, default=None, help="repeat each measurement (lowest median, overall minimum)"
     )
     ap.add_argument("--n", type=int, nargs="*", default=None)
     ap.add_argument("--r", type=float, nargs="*", default=None)
@@ -316,10 +316,11 @@ def main(argv=None):
     print(
         f"- threads: OMP/MKL/OPENBLAS=2, torch 2, Taichi cpu_max_num_threads="
         f"{ti_impl.current_cfg().cpu_max_num_threads}; min-time {min_time}s x {rounds} round(s) "
-        "(lowest median); load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+        "; load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
     )
     print(
-        "- times in us per call (median); ratio = peer / tiarray (> 1: tiarray faster); x LB = tiarray / bound\n"
+        "- times in us per call: lowest per-round median (minimum over all calls); ratios from the "
+        f"{args.stat}: peer / tiarray (> 1: tiarray faster); x LB = tiarray / bound\n"
     )
 
     rows = []
