@@ -33,6 +33,7 @@ import functools
 import itertools
 import threading
 
+import numpy as np
 import taichi as ti
 from taichi.lang import kernel_impl as _kernel_impl
 from taichi.lang.matrix import MatrixType
@@ -458,6 +459,15 @@ class Launcher:
         sigs, values, writebacks, nbytes = [], [], None, 0
         for kind, name, v in zip(self._kinds, self._names, args):
             if kind == _P_ARRAY:
+                if type(v) is np.ndarray and v.flags.c_contiguous:
+                    # the common case, without building a TiArray
+                    dt = _dtypes._BY_NP.get(v.dtype)
+                    if dt is not None:
+                        shape = v.shape + (2,) if dt.kind == "c" else v.shape
+                        sigs.append((dt, v.ndim, False))
+                        values.append((v.ctypes.data, v.nbytes, shape))
+                        nbytes += v.nbytes
+                        continue
                 a, wb = _asarray_for_kernel(v, func=self.name, arg=name)
                 if wb is not None:
                     writebacks = (writebacks or []) + [wb]
