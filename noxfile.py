@@ -13,7 +13,7 @@ import os
 
 import nox
 
-nox.options.sessions = ["lint", "tests-numpy", "tests-torch", "tests-jax", "tests-all", "examples"]
+nox.options.sessions = ["lint", "tests-numpy", "tests-torch", "tests-jax", "tests-all", "docs", "examples"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = False
 
