@@ -68,6 +68,7 @@ import tiarray as ta
 html_theme = "pydata_sphinx_theme"
 html_title = "tiarray"
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
