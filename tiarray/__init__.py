@@ -49,6 +49,20 @@ from ._creation_functions import (
 )
 from ._launch import Launcher, KernelSignatureError, set_serial_threshold
 
+# ---- api-elementwise: element-wise functions, operators, data type functions, creation
+from ._elementwise_functions import (
+    abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and,
+    bitwise_left_shift, bitwise_invert, bitwise_or, bitwise_right_shift, bitwise_xor, ceil,
+    clip, conj, copysign, cos, cosh, divide, equal, exp, expm1, floor, floor_divide,
+    greater, greater_equal, hypot, imag, isfinite, isinf, isnan, less, less_equal, log,
+    log1p, log2, log10, logaddexp, logical_and, logical_not, logical_or, logical_xor,
+    maximum, minimum, multiply, negative, nextafter, not_equal, positive, pow, real,
+    reciprocal, remainder, round, sign, signbit, sin, sinh, square, sqrt, subtract, tan,
+    tanh, trunc, where,
+    _binary_operator, _inplace_operator,
+)  # fmt: skip
+# ---- end api-elementwise
+
 __all__ = [
     "__array_api_version__",
     "__array_namespace_info__",
