@@ -9,7 +9,8 @@ Why not Taichi's own functions for everything:
 - Taichi has no ``expm1``, ``log1p``, ``sinh``, ``cosh``, ``asinh``, ``acosh``,
   ``atanh``, ``hypot``, ``copysign``, ``nextafter``, ``fmod`` and no complex type;
   ``ti.round`` rounds half away from zero and ``ti.max``/``ti.min`` drop NaNs;
-- Taichi folds ``x != x`` to ``False`` and types Python float literals as ``f32``, so
+- Taichi folds ``x != x`` to ``False``, compiles ``!=`` as an ordered comparison (False
+  for NaN; we write ``not (a == b)``) and types Python float literals as ``f32``, so
   NaN tests are done on the bits and every constant is written ``ct(value)``.
 
 The algorithms are the classical ones: Kahan's tricks for ``expm1``/``log1p``, bit-level
@@ -238,7 +239,7 @@ def log1p(ct: ti.template(), x):
     r = x
     if u == ct(1.0):
         r = x
-    elif isinf(ct, u):
+    elif u == inf(ct):
         r = u
     else:
         r = ti.log(u) * (x / (u - ct(1.0)))
@@ -466,29 +467,31 @@ def int_pow(a, e, signed: ti.template()):
 @ti.func
 def float_floordiv(ct: ti.template(), a, b):
     r = a / b
-    if b != ct(0.0):
+    if not (b == ct(0.0)):
         mod = fmod(ct, a, b)
         div = (a - mod) / b
-        if mod != ct(0.0):
+        if not (mod == ct(0.0)):
             if (b < ct(0.0)) != (mod < ct(0.0)):
                 div -= ct(1.0)
-        if div != ct(0.0):
+        if not (div == ct(0.0)):
             fl = ti.floor(div)
             if div - fl > ct(0.5):
                 fl += ct(1.0)
             r = fl
         else:
             r = copysign(ct, ct(0.0), a / b)
-        if isinf(ct, a) and isfinite(ct, b):
-            r = a / b  # +-inf // finite = +-inf (array API), not NaN
+        if isinf(ct, a) != isinf(ct, b):
+            # the standard prefers floor(x1 / x2) when one operand is infinite: +-inf for
+            # inf // finite (Python gives NaN), +-0 for finite // inf (Python gives -1 or 0)
+            r = ti.floor(a / b)
     return r
 
 
 @ti.func
 def float_remainder(ct: ti.template(), a, b):
     mod = fmod(ct, a, b)
-    if b != ct(0.0) and not isnan(ct, mod):
-        if mod != ct(0.0):
+    if not (b == ct(0.0)) and not isnan(ct, mod):
+        if not (mod == ct(0.0)):
             if (b < ct(0.0)) != (mod < ct(0.0)):
                 mod += b
         else:
@@ -555,10 +558,10 @@ def cexp(ct: ti.template(), z):
         else:
             r = cx(ct, nan(ct), nan(ct))
     elif isnan(ct, x):
-        if y != ct(0.0):
+        if not (y == ct(0.0)):
             r = cx(ct, nan(ct), nan(ct))
     elif x > ct(0.0):
-        if y != ct(0.0):
+        if not (y == ct(0.0)):
             if isfinite(ct, y):
                 r = cx(ct, x * ti.cos(y), x * ti.sin(y))
             else:
@@ -655,7 +658,7 @@ def cpow(ct: ti.template(), a, b):
     if br == ct(0.0) and bi == ct(0.0):
         r = cx(ct, ct(1.0), ct(0.0))
     elif a[0] == ct(0.0) and a[1] == ct(0.0):
-        if br > ct(0.0) and bi == ct(0.0):
+        if br > ct(0.0):
             r = cx(ct, ct(0.0), ct(0.0))
         else:
             r = cx(ct, nan(ct), nan(ct))
@@ -803,7 +806,7 @@ def ctanh(ct: ti.template(), z):
     r = z
     if not isfinite(ct, x):
         if isnan(ct, x):
-            if y != ct(0.0):
+            if not (y == ct(0.0)):
                 r = cx(ct, nan(ct), nan(ct))
         else:
             s = y

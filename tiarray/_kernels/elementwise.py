@@ -357,12 +357,13 @@ def equal_c(ct: ti.template(), a, b):
 
 @ti.func
 def not_equal_r(ct: ti.template(), a, b):
-    return a != b
+    # not (a == b): Taichi's != is an ordered comparison, False when a NaN is involved
+    return not (a == b)
 
 
 @ti.func
 def not_equal_c(ct: ti.template(), a, b):
-    return (a[0] != b[0]) or (a[1] != b[1])
+    return not ((a[0] == b[0]) and (a[1] == b[1]))
 
 
 @ti.func
@@ -387,12 +388,19 @@ def greater_equal_r(ct: ti.template(), a, b):
 
 @ti.func
 def maximum_i(ct: ti.template(), a, b):
-    return ti.max(a, b)
+    # if/else rather than ti.max, which Taichi cannot compile for 8-bit integers
+    r = b
+    if a > b:
+        r = a
+    return r
 
 
 @ti.func
 def minimum_i(ct: ti.template(), a, b):
-    return ti.min(a, b)
+    r = b
+    if a < b:
+        r = a
+    return r
 
 
 @ti.func
@@ -757,14 +765,24 @@ def pow_c(ct: ti.template(), a, b):
 # ----------------------------------------------------------------------------- integer division
 
 
+_SMALL_INTS = (ti.i8, ti.u8, ti.i16, ti.u16)
+
+
+# Taichi miscompiles 8- and 16-bit integer division: those divide in int32.
 @ti.func
 def floor_divide_i(ct: ti.template(), a, b):
-    return m.int_floordiv(a, b, True)
+    if ti.static(ct in _SMALL_INTS):
+        return ti.cast(m.int_floordiv(ti.cast(a, ti.i32), ti.cast(b, ti.i32), True), ct)
+    else:
+        return m.int_floordiv(a, b, True)
 
 
 @ti.func
 def floor_divide_u(ct: ti.template(), a, b):
-    return m.int_floordiv(a, b, False)
+    if ti.static(ct in _SMALL_INTS):
+        return ti.cast(m.int_floordiv(ti.cast(a, ti.i32), ti.cast(b, ti.i32), True), ct)
+    else:
+        return m.int_floordiv(a, b, False)
 
 
 @ti.func
@@ -774,12 +792,18 @@ def floor_divide_f(ct: ti.template(), a, b):
 
 @ti.func
 def remainder_i(ct: ti.template(), a, b):
-    return m.int_remainder(a, b, True)
+    if ti.static(ct in _SMALL_INTS):
+        return ti.cast(m.int_remainder(ti.cast(a, ti.i32), ti.cast(b, ti.i32), True), ct)
+    else:
+        return m.int_remainder(a, b, True)
 
 
 @ti.func
 def remainder_u(ct: ti.template(), a, b):
-    return m.int_remainder(a, b, False)
+    if ti.static(ct in _SMALL_INTS):
+        return ti.cast(m.int_remainder(ti.cast(a, ti.i32), ti.cast(b, ti.i32), True), ct)
+    else:
+        return m.int_remainder(a, b, False)
 
 
 @ti.func
@@ -875,17 +899,17 @@ def where_r(ct: ti.template(), c, a, b):
 
 @ti.func
 def clip_i(ct: ti.template(), x, lo, hi):
-    return ti.min(ti.max(x, lo), hi)
+    return minimum_i(ct, maximum_i(ct, x, lo), hi)
 
 
 @ti.func
 def clip_lo_i(ct: ti.template(), x, lo):
-    return ti.max(x, lo)
+    return maximum_i(ct, x, lo)
 
 
 @ti.func
 def clip_hi_i(ct: ti.template(), x, hi):
-    return ti.min(x, hi)
+    return minimum_i(ct, x, hi)
 
 
 @ti.func
