@@ -289,8 +289,27 @@ def _default_float() -> DType:
 _PY_SCALARS = (bool, int, float, complex, np.bool_, np.number)
 
 
+_SCALARS: dict = {}
+
+
 def _scalar_array(value, dtype: DType, func: str, arg: str) -> TiArray:
-    """A Python scalar as a 0-d host array of ``dtype`` (Taichi moves it if needed)."""
+    """A Python scalar as a 0-d read-only host array of ``dtype`` (Taichi moves it to the
+    GPU if needed), cached per (type, value, dtype)."""
+    key = (type(value), value, dtype)
+    try:
+        h = _SCALARS.get(key)
+    except TypeError:  # pragma: no cover - unhashable numpy scalar subclasses
+        h = None
+    if h is not None:
+        return h
+    h = _new_scalar_array(value, dtype, func, arg)
+    if len(_SCALARS) > 4096:
+        _SCALARS.clear()
+    _SCALARS[key] = h
+    return h
+
+
+def _new_scalar_array(value, dtype: DType, func: str, arg: str) -> TiArray:
     if dtype.kind in "iu" and not isinstance(value, (bool, np.bool_)):
         info = np.iinfo(dtype.numpy)
         v = int(value) if not isinstance(value, (float, complex, np.floating, np.complexfloating)) else None
@@ -344,9 +363,15 @@ def _operands(func: str, args: tuple, names: tuple) -> list:
 
 
 def _prog():
-    from taichi.lang import impl
+    return _get_runtime().prog
 
-    return impl.get_runtime().prog
+
+def _get_runtime():
+    global _get_runtime
+    from taichi.lang.impl import get_runtime
+
+    _get_runtime = get_runtime
+    return get_runtime()
 
 
 def _spec(plan: _Plan, key, launcher: Launcher, sigs, templates, serial: bool):
@@ -383,8 +408,9 @@ def _contiguous_arg(x: TiArray, count: int) -> tuple:
     return (x._ptr, count * x._dtype.itemsize, (n,))
 
 
-def _run(plan: _Plan, out: TiArray, xs: list) -> TiArray:
-    """Compute ``out[...] = op(*xs)`` (``xs`` broadcast to ``out.shape``)."""
+def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
+    """Compute ``out[...] = op(*xs)`` (``xs`` broadcast to ``out.shape``); ``fresh``: ``out``
+    is a new C-contiguous array."""
     shape = out._shape
     n = 1
     for s in shape:
@@ -399,7 +425,7 @@ def _run(plan: _Plan, out: TiArray, xs: list) -> TiArray:
     serial = _SERIAL_LAUNCHER.use_serial(n * plan.itemsizes)
     # Fast path: every operand is C-contiguous with the result's shape, or one element.
     steps = []
-    if out._is_c_contiguous():
+    if fresh or out._is_c_contiguous():
         for x in xs:
             if x._shape == shape and x._is_c_contiguous():
                 steps.append(1)
@@ -469,7 +495,12 @@ def _unary(func: str, x) -> TiArray:
 
 def _binary(func: str, x1, x2) -> TiArray:
     if type(x1) is not TiArray or type(x2) is not TiArray:
-        x1, x2 = _operands(func, (x1, x2), ("x1", "x2"))
+        t2 = type(x2)
+        if type(x1) is TiArray and (t2 is float or t2 is int) and x1._dtype.kind in "fc":
+            # fast path for ``x + 1.0``: a Python int or float next to a floating array
+            x2 = _scalar_array(x2, x1._dtype, func, "x2")
+        else:
+            x1, x2 = _operands(func, (x1, x2), ("x1", "x2"))
     key = (func, x1._dtype, x2._dtype)
     plan = _PLANS.get(key)
     if plan is None:
@@ -751,7 +782,7 @@ def _inplace_operator(fname: str, self: TiArray, other):
     _pick_device(where_, (self, other))
     if other is not self and _overlaps(self, other) and not _same_layout(self, other):
         other = copy_array(other)
-    _run(plan, self, [self, other])
+    _run(plan, self, [self, other], fresh=False)
     return self
 
 
