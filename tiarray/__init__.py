@@ -59,7 +59,7 @@ from ._elementwise_functions import (
     maximum, minimum, multiply, negative, nextafter, not_equal, positive, pow, real,
     reciprocal, remainder, round, sign, signbit, sin, sinh, square, sqrt, subtract, tan,
     tanh, trunc, where,
-    _binary_operator, _inplace_operator,
+    _binary_operator as _binary_operator, _inplace_operator as _inplace_operator,
 )  # fmt: skip
 from ._data_type_functions import astype, can_cast, finfo, iinfo, result_type
 from ._creation_functions import arange, linspace, eye, meshgrid, tril, triu

@@ -367,7 +367,17 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True) -> 
         serial=_ck.linspace.use_serial(out._nbytes()),
     )
     spec.launch(
-        [_kernel_span(out), num, a.real, a.imag, step.real, step.imag, b.real, b.imag, int(endpoint and num > 1)]
+        [
+            _kernel_span(out),
+            num,
+            a.real,
+            a.imag,
+            step.real,
+            step.imag,
+            b.real,
+            b.imag,
+            int(endpoint and num > 1),
+        ]
     )
     return out
 
@@ -412,7 +422,9 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None) -> TiArray:
         n_cols = n_rows if n_cols is None else operator.index(n_cols)
         k = operator.index(k)
     except TypeError:
-        raise TypeError(f"{func}(): 'n_rows', 'n_cols' and 'k' must be ints, got {n_rows!r}, {n_cols!r}, {k!r}") from None
+        raise TypeError(
+            f"{func}(): 'n_rows', 'n_cols' and 'k' must be ints, got {n_rows!r}, {n_cols!r}, {k!r}"
+        ) from None
     shape = normalize_shape((n_rows, n_cols), func)
     dt = _dtype_or(dtype, "real floating", func)
     _check_size(n_rows * n_cols, func)

@@ -27,7 +27,9 @@ def _dtype_of(x, func: str, arg: str) -> DType:
     if isinstance(x, DType):
         return x
     if isinstance(x, (builtins.bool, int, float, complex)):
-        raise TypeError(f"{func}(): argument '{arg}' must be a dtype or an array, got a Python {type(x).__name__}")
+        raise TypeError(
+            f"{func}(): argument '{arg}' must be a dtype or an array, got a Python {type(x).__name__}"
+        )
     return _dtypes.to_dtype(x, func=func, arg=arg)
 
 

@@ -59,7 +59,10 @@ DOCS = {
         "Angle of the point ``(x2, x1)``: the inverse tangent of ``x1 / x2`` in the right quadrant.",
         "The result lies in ``[-pi, pi]``; the signs of zeros and infinities pick the quadrant "
         "(``atan2(+0, -0) = +pi``, ``atan2(+inf, -inf) = 3*pi/4``). " + _C99,
-        ("ta.atan2(ta.asarray([1.0, -1.0]), ta.asarray([-1.0, -1.0]))", "TiArray([ 2.35619449, -2.35619449], dtype=float64)"),
+        (
+            "ta.atan2(ta.asarray([1.0, -1.0]), ta.asarray([-1.0, -1.0]))",
+            "TiArray([ 2.35619449, -2.35619449], dtype=float64)",
+        ),
     ),
     "atanh": (
         "Inverse hyperbolic tangent.",
@@ -115,7 +118,10 @@ DOCS = {
         "The magnitude of ``x1`` with the sign bit of ``x2``.",
         "Works on the sign bit: ``copysign(1.0, -0.0) = -1.0``, and NaN inputs keep their "
         "payload with the sign of ``x2``.",
-        ("ta.copysign(ta.asarray([1.0, 2.0]), ta.asarray([-0.0, 3.0]))", "TiArray([-1.,  2.], dtype=float64)"),
+        (
+            "ta.copysign(ta.asarray([1.0, 2.0]), ta.asarray([-0.0, 3.0]))",
+            "TiArray([-1.,  2.], dtype=float64)",
+        ),
     ),
     "cos": (
         "Cosine of each element (radians).",
@@ -138,9 +144,11 @@ DOCS = {
     ),
     "equal": (
         "Truth of ``x1 == x2`` for each pair of elements (``==``).",
-        "NaN is unequal to everything, ``-0.0 == +0.0``; complex numbers are equal when both "
-        "parts are.",
-        ("ta.equal(ta.asarray([1.0, float('nan')]), ta.asarray([1.0, float('nan')]))", "TiArray([ True, False], dtype=bool)"),
+        "NaN is unequal to everything, ``-0.0 == +0.0``; complex numbers are equal when both parts are.",
+        (
+            "ta.equal(ta.asarray([1.0, float('nan')]), ta.asarray([1.0, float('nan')]))",
+            "TiArray([ True, False], dtype=bool)",
+        ),
     ),
     "exp": (
         "Exponential ``e**x`` of each element.",
@@ -180,7 +188,10 @@ DOCS = {
     "hypot": (
         "Length ``sqrt(x1**2 + x2**2)`` of each vector ``(x1, x2)``, without undue overflow or underflow.",
         "An infinite argument gives ``+inf`` even when the other is NaN.",
-        ("ta.hypot(ta.asarray([3.0, 1e300]), ta.asarray([4.0, 1e300]))", "TiArray([5.00000000e+000, 1.41421356e+300], dtype=float64)"),
+        (
+            "ta.hypot(ta.asarray([3.0, 1e300]), ta.asarray([4.0, 1e300]))",
+            "TiArray([5.00000000e+000, 1.41421356e+300], dtype=float64)",
+        ),
     ),
     "imag": (
         "Imaginary part of each element of a complex array.",
@@ -190,7 +201,10 @@ DOCS = {
     "isfinite": (
         "Whether each element is finite (neither infinite nor NaN).",
         "Always True for integers; complex numbers are finite when both parts are.",
-        ("ta.isfinite(ta.asarray([1.0, float('inf'), float('nan')]))", "TiArray([ True, False, False], dtype=bool)"),
+        (
+            "ta.isfinite(ta.asarray([1.0, float('inf'), float('nan')]))",
+            "TiArray([ True, False, False], dtype=bool)",
+        ),
     ),
     "isinf": (
         "Whether each element is positive or negative infinity.",
@@ -239,7 +253,10 @@ DOCS = {
     "logaddexp": (
         "``log(exp(x1) + exp(x2))`` of each pair of elements, without overflow.",
         "``logaddexp(+inf, x) = +inf`` for any non-NaN ``x``; NaN propagates.",
-        ("ta.logaddexp(ta.asarray([0.0, 1000.0]), ta.asarray([0.0, 1000.0]))", "TiArray([   0.69314718, 1000.69314718], dtype=float64)"),
+        (
+            "ta.logaddexp(ta.asarray([0.0, 1000.0]), ta.asarray([0.0, 1000.0]))",
+            "TiArray([   0.69314718, 1000.69314718], dtype=float64)",
+        ),
     ),
     "logical_and": (
         "Logical AND of each pair of boolean elements.",
@@ -292,8 +309,7 @@ DOCS = {
     ),
     "not_equal": (
         "Truth of ``x1 != x2`` for each pair of elements (``!=``).",
-        "NaN is unequal to everything (including NaN); complex numbers differ when either "
-        "part does.",
+        "NaN is unequal to everything (including NaN); complex numbers differ when either part does.",
         ("ta.not_equal(ta.asarray([1, 2]), 2)", "TiArray([ True, False], dtype=bool)"),
     ),
     "positive": (
@@ -346,14 +362,12 @@ DOCS = {
     ),
     "sin": (
         "Sine of each element (radians).",
-        "``sin(+-inf)`` is NaN; signed zeros are kept. Complex input: ``sin(z) = -j sinh(j z)``. "
-        + _C99C,
+        "``sin(+-inf)`` is NaN; signed zeros are kept. Complex input: ``sin(z) = -j sinh(j z)``. " + _C99C,
         ("ta.sin(ta.asarray([0.0, 1.5707963267948966]))", "TiArray([0., 1.], dtype=float64)"),
     ),
     "sinh": (
         "Hyperbolic sine of each element.",
-        "Odd function; signed zeros and infinities are kept; accurate for small arguments. "
-        + _C99C,
+        "Odd function; signed zeros and infinities are kept; accurate for small arguments. " + _C99C,
         ("ta.sinh(ta.asarray([0.0, 1.0]))", "TiArray([0.        , 1.17520119], dtype=float64)"),
     ),
     "sqrt": (
@@ -374,14 +388,12 @@ DOCS = {
     ),
     "tan": (
         "Tangent of each element (radians).",
-        "``tan(+-inf)`` is NaN; signed zeros are kept. Complex input: ``tan(z) = -j tanh(j z)``. "
-        + _C99C,
+        "``tan(+-inf)`` is NaN; signed zeros are kept. Complex input: ``tan(z) = -j tanh(j z)``. " + _C99C,
         ("ta.tan(ta.asarray([0.0, 0.7853981633974483]))", "TiArray([0., 1.], dtype=float64)"),
     ),
     "tanh": (
         "Hyperbolic tangent of each element.",
-        "``tanh(+-inf) = +-1``; signed zeros are kept. Complex input uses Kahan's algorithm. "
-        + _C99C,
+        "``tanh(+-inf) = +-1``; signed zeros are kept. Complex input uses Kahan's algorithm. " + _C99C,
         ("ta.tanh(ta.asarray([0.0, 100.0]))", "TiArray([0., 1.], dtype=float64)"),
     ),
     "trunc": (

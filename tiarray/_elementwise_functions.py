@@ -215,7 +215,9 @@ class _Plan:
             custom = load_types is not None and load_types[i] is not None
             loads.append((d.kind == "c", as_c and not custom, load_types[i] if custom else ct))
         self.loads = tuple(loads)
-        self.sigs = [(_storage_dtype(out_dtype), 1, False)] + [(_storage_dtype(d), 1, False) for d in in_dtypes]
+        self.sigs = [(_storage_dtype(out_dtype), 1, False)] + [
+            (_storage_dtype(d), 1, False) for d in in_dtypes
+        ]
         self.specs = {}
         self.itemsizes = out_dtype.itemsize + builtins.sum(d.itemsize for d in in_dtypes)
 
@@ -229,9 +231,7 @@ _PROG = [None]
 
 def _check_category(func: str, arg: str, dtype: DType, category: str) -> None:
     if dtype not in _CATEGORIES[category]:
-        raise TypeError(
-            f"{func}(): argument '{arg}' must have a {category} dtype, got {dtype.name}"
-        )
+        raise TypeError(f"{func}(): argument '{arg}' must have a {category} dtype, got {dtype.name}")
     if dtype is _dtypes.bfloat16:
         raise TypeError(
             f"{func}(): argument '{arg}' has dtype bfloat16, which Taichi cannot compute on; "
@@ -243,9 +243,7 @@ def _result_dtype(func: str, dtypes) -> DType:
     try:
         return _dtypes.result_type_of(dtypes)
     except TypeError as e:
-        raise TypeError(
-            f"{func}(): no common dtype for {', '.join(d.name for d in dtypes)} ({e})"
-        ) from None
+        raise TypeError(f"{func}(): no common dtype for {', '.join(d.name for d in dtypes)} ({e})") from None
 
 
 _ARGNAMES = {1: ("x",), 2: ("x1", "x2"), 3: ("x", "min", "max")}
@@ -570,7 +568,9 @@ def where(condition, x1, x2, /) -> TiArray:
             raise TypeError(f"{func}(): argument 'condition' must be a boolean array, got a Python scalar")
         condition = _as_array(condition, func, "condition")
     if condition._dtype is not _dtypes.bool:
-        raise TypeError(f"{func}(): argument 'condition' must have a boolean dtype, got {condition._dtype.name}")
+        raise TypeError(
+            f"{func}(): argument 'condition' must have a boolean dtype, got {condition._dtype.name}"
+        )
     if isinstance(x1, _PY_SCALARS) and isinstance(x2, _PY_SCALARS):
         raise TypeError(f"{func}(): at most one of 'x1' and 'x2' may be a Python scalar")
     if type(x1) is not TiArray or type(x2) is not TiArray:
@@ -585,7 +585,9 @@ def where(condition, x1, x2, /) -> TiArray:
         ct = _compute_type(_dtypes.finfo_dtype(pd))
         import taichi as ti
 
-        plan = _Plan(pd, _WHERE_IMPLS[pd.kind], ct, (_dtypes.bool, x1._dtype, x2._dtype), pd, (ti.u8, None, None))
+        plan = _Plan(
+            pd, _WHERE_IMPLS[pd.kind], ct, (_dtypes.bool, x1._dtype, x2._dtype), pd, (ti.u8, None, None)
+        )
         _PLANS[key] = plan
     shape = broadcast_shapes(condition._shape, x1._shape, x2._shape, func=func)
     dev = _pick_device(func, (condition, x1, x2))
@@ -640,7 +642,9 @@ def clip(x, /, min=None, max=None) -> TiArray:
             continue
         if isinstance(b, _PY_SCALARS) and not isinstance(b, TiArray):
             if isinstance(b, (complex, np.complexfloating)) or isinstance(b, (bool, np.bool_)):
-                raise TypeError(f"{func}(): argument '{name}' must be an int, a float, an array or None, got {b!r}")
+                raise TypeError(
+                    f"{func}(): argument '{name}' must be an int, a float, an array or None, got {b!r}"
+                )
             if xd.kind in "iu":
                 if isinstance(b, (float, np.floating)):
                     raise TypeError(
@@ -894,11 +898,20 @@ def _make_binary(name: str):
     return f
 
 
-_FUNCS = {}
-for _name in UNARY:
-    _FUNCS[_name] = _make_unary(_name)
-for _name in BINARY:
-    _FUNCS[_name] = _make_binary(_name)
-globals().update(_FUNCS)
+_FUNCS = {name: _make_unary(name) for name in UNARY}
+_FUNCS.update({name: _make_binary(name) for name in BINARY})
+_FUNCS["clip"] = clip
+_FUNCS["where"] = where
 where.__module__ = clip.__module__ = "tiarray"
-del _name
+
+# The generated functions, bound to module names (in the order of ``__all__``).
+(
+    abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_left_shift,
+    bitwise_invert, bitwise_or, bitwise_right_shift, bitwise_xor, ceil, clip, conj, copysign, cos,
+    cosh, divide, equal, exp, expm1, floor, floor_divide, greater, greater_equal, hypot, imag,
+    isfinite, isinf, isnan, less, less_equal, log, log1p, log2, log10, logaddexp, logical_and,
+    logical_not, logical_or, logical_xor, maximum, minimum, multiply, negative, nextafter,
+    not_equal, positive, pow, real, reciprocal, remainder, round, sign, signbit, sin, sinh, square,
+    sqrt, subtract, tan, tanh, trunc, where,
+) = [_FUNCS[name] for name in __all__]  # fmt: skip
+assert all(globals()[name] is _FUNCS[name] for name in __all__)

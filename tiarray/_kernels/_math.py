@@ -269,7 +269,12 @@ def log2(ct: ti.template(), x):
     b = bits(ct, x)
     MB = ti.static(_p(ct, 52, 23))
     e = ti.cast((b >> _ut(ct, MB)) & _ut(ct, ti.static(_p(ct, 0x7FF, 0xFF))), ti.i32)
-    if x > ct(0.0) and (b & _ut(ct, (1 << MB) - 1)) == _ut(ct, 0) and e != 0 and e != ti.static(_p(ct, 0x7FF, 0xFF)):
+    if (
+        x > ct(0.0)
+        and (b & _ut(ct, (1 << MB) - 1)) == _ut(ct, 0)
+        and e != 0
+        and e != ti.static(_p(ct, 0x7FF, 0xFF))
+    ):
         r = ti.cast(e - ti.static(_p(ct, 1023, 127)), ct)  # exact powers of two
     return r
 
@@ -599,7 +604,9 @@ def clog(ct: ti.template(), z):
             re = ti.log(hypot(ct, a * ct(0.5), b * ct(0.5))) + ct(0.6931471805599453)
         elif a < ct(ti.static(_p(ct, 2.2250738585072014e-308, 1.1754944e-38))):  # subnormal
             s = ct(ti.static(_p(ct, 18014398509481984.0, 16777216.0)))  # 2**54, 2**24
-            re = ti.log(hypot(ct, a * s, b * s)) - ct(ti.static(_p(ct, 37.42994775023705, 16.635532333438687)))
+            re = ti.log(hypot(ct, a * s, b * s)) - ct(
+                ti.static(_p(ct, 37.42994775023705, 16.635532333438687))
+            )
         else:
             h = hypot(ct, a, b)
             if h >= ct(0.71) and h <= ct(1.73):
