@@ -10,13 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-import tiarray as ta
-from tiarray._elementwise_functions import BINARY, UNARY
-
-from _ew_helpers import (  # noqa: I001
+from _ew_helpers import (
     LAYOUTS,
     NP,
     SETTINGS,
@@ -27,6 +21,11 @@ from _ew_helpers import (  # noqa: I001
     random_values,
     shapes,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tiarray as ta
+from tiarray._elementwise_functions import BINARY, UNARY
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)
 
@@ -141,7 +140,13 @@ def test_binary_matches_numpy(name, data):
     assert_close(got, ref, signed_zeros=signed)
 
 
-_SCALARS = {"b": [True, False], "i": [0, 3, -2, 7], "u": [0, 3, 7], "f": [1.5, -0.25, 2.0, 0.0], "c": [1 + 2j, -0.5j]}
+_SCALARS = {
+    "b": [True, False],
+    "i": [0, 3, -2, 7],
+    "u": [0, 3, 7],
+    "f": [1.5, -0.25, 2.0, 0.0],
+    "c": [1 + 2j, -0.5j],
+}
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
@@ -394,8 +399,12 @@ def test_integer_division_and_overflow(dtype):
     bits = 8 * np.dtype(NP[dtype]).itemsize
     sh = np.array([0, 1, bits - 1, bits, bits + 5], dtype=NP[dtype])
     base = np.full(sh.shape, info.min if signed else info.max, dtype=NP[dtype])
-    np.testing.assert_array_equal(np.asarray(ta.bitwise_left_shift(ta.asarray(base), ta.asarray(sh))), np.left_shift(base, sh))
-    np.testing.assert_array_equal(np.asarray(ta.bitwise_right_shift(ta.asarray(base), ta.asarray(sh))), np.right_shift(base, sh))
+    np.testing.assert_array_equal(
+        np.asarray(ta.bitwise_left_shift(ta.asarray(base), ta.asarray(sh))), np.left_shift(base, sh)
+    )
+    np.testing.assert_array_equal(
+        np.asarray(ta.bitwise_right_shift(ta.asarray(base), ta.asarray(sh))), np.right_shift(base, sh)
+    )
 
 
 def test_integer_pow_negative_exponent_is_defined():
@@ -705,7 +714,9 @@ def test_python_scalar_rules():
 def test_dtype_category_errors_name_function_and_argument():
     f = ta.asarray([1.0, 2.0])
     i = ta.asarray([1, 2])
-    with pytest.raises(TypeError, match=r"bitwise_and\(\): argument 'x1' must have a integer or boolean dtype, got float64"):
+    with pytest.raises(
+        TypeError, match=r"bitwise_and\(\): argument 'x1' must have a integer or boolean dtype, got float64"
+    ):
         ta.bitwise_and(f, i)
     with pytest.raises(TypeError, match=r"bitwise_and\(\): argument 'x2'"):
         ta.bitwise_and(i, f)
