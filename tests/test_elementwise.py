@@ -534,6 +534,29 @@ def test_large_strided_inputs_use_the_parallel_kernels():
     assert_close(ta.sqrt(ta.asarray(c).mT), np.sqrt(c.T.astype(np.complex128)).astype(np.complex64))
 
 
+@pytest.mark.parametrize("n", [8192, 3 * 8192 + 5])
+@pytest.mark.parametrize(
+    "name,dtypes",
+    [("add", ("float32", "float32")), ("multiply", ("int8", "int16")), ("less", ("uint32", "uint32")),
+     ("floor_divide", ("int64", "int64")), ("logical_xor", ("bool", "bool")), ("exp", ("float64",)),
+     ("isnan", ("float16",)), ("copysign", ("float32", "float64"))],
+)  # fmt: skip
+def test_lane_blocked_kernels(name, dtypes, n):
+    """Contiguous real data of at least 8192 elements runs in blocks of 8 plus a tail."""
+    rng = np.random.default_rng(7)
+    arrays = [random_values(rng, (n,), d) for d in dtypes]
+    if name == "floor_divide":
+        arrays[1][::3] = 0
+    rdt = NP[ta.result_type(*[getattr(ta, d) for d in dtypes]).name]
+    got = getattr(ta, name)(*[ta.asarray(a) for a in arrays])
+    assert_close(got, np_ref(name, *[a.astype(rdt) for a in arrays]))
+    if len(arrays) == 2:  # one operand broadcast from a single element
+        got = getattr(ta, name)(ta.asarray(arrays[0]), ta.asarray(arrays[1][:1]))
+        assert_close(
+            got, np_ref(name, arrays[0].astype(rdt), np.broadcast_to(arrays[1][:1], (n,)).astype(rdt))
+        )
+
+
 # ============================================================================= operators
 
 

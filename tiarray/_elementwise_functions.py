@@ -201,7 +201,9 @@ def _storage_dtype(dtype: DType) -> DType:
 class _Plan:
     """Everything about one (function, input dtypes) that does not depend on the call."""
 
-    __slots__ = ("out_dtype", "op", "ct", "out_spec", "loads", "sigs", "specs", "itemsizes", "nin")
+    __slots__ = (
+        "out_dtype", "op", "ct", "out_spec", "loads", "sigs", "specs", "itemsizes", "nin", "in_ti", "lanes_ok",
+    )  # fmt: skip
 
     def __init__(self, out_dtype, op, ct, in_dtypes, compute_dtype, load_types=None):
         self.out_dtype = out_dtype
@@ -220,6 +222,9 @@ class _Plan:
         ]
         self.specs = {}
         self.itemsizes = out_dtype.itemsize + builtins.sum(d.itemsize for d in in_dtypes)
+        self.in_ti = tuple(_dtypes.taichi_type(d) for d in in_dtypes)
+        # the lane-blocked kernels handle real data only
+        self.lanes_ok = out_dtype.kind != "c" and not builtins.any(ld[0] or ld[1] for ld in loads)
 
     def template(self, steps):
         return (self.op, self.ct, self.out_spec, tuple(ld + (st,) for ld, st in zip(self.loads, steps)))
@@ -461,8 +466,59 @@ def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
     return out
 
 
+_LANES = _k.LANES
+_LANE_MIN = 8192  # elements; below, one launch of the plain kernel is cheaper
+_LANE_LAUNCHERS: dict = {}
+
+
+def _lane_launcher(plan: _Plan, scalars: tuple) -> Launcher:
+    key = (plan.nin, plan.out_spec[1], plan.in_ti, scalars)
+    ln = _LANE_LAUNCHERS.get(key)
+    if ln is None:
+        kern = _k.make_lane_kernel(plan.nin, plan.out_spec[1], plan.in_ti, scalars)
+        ln = _LANE_LAUNCHERS[key] = Launcher(kern, name="elementwise")
+    return ln
+
+
+def _launch_lanes(plan: _Plan, out: TiArray, xs, steps: tuple, n: int, serial: bool) -> int:
+    """Run the lane-blocked kernel on the first ``n // LANES * LANES`` elements; returns
+    how many elements it did."""
+    nb = n // _LANES
+    key = ("v", steps, serial)
+    spec = plan.specs.get(key)
+    if spec is None or _prog() is not _PROG[0]:
+        scalars = tuple(st == 0 for st in steps)
+        sigs = [(plan.out_dtype, 2, False)] + [
+            (x._dtype, 1 if sc else 2, False) for x, sc in zip(xs, scalars)
+        ]
+        t = (plan.op, plan.ct, tuple((sc, ld[2]) for sc, ld in zip(scalars, plan.loads)))
+        spec = _spec(plan, key, _lane_launcher(plan, scalars), sigs, (t,), serial)
+    # arrays of vectors are passed with their shape without the element axis (as Taichi does)
+    it = out._dtype.itemsize
+    values = [(out._ptr, nb * _LANES * it, (nb,))]
+    for x, st in zip(xs, steps):
+        isz = x._dtype.itemsize
+        values.append((x._ptr, nb * _LANES * isz, (nb,)) if st else (x._ptr, isz, (1,)))
+    values.append(nb)
+    spec.launch(values)
+    return nb * _LANES
+
+
 def _launch_contiguous(plan: _Plan, out: TiArray, xs, steps, n: int, serial: bool) -> TiArray:
     steps = tuple(steps)
+    result = out
+    if n >= _LANE_MIN and plan.lanes_ok:
+        done = _launch_lanes(plan, out, xs, steps, n, serial)
+        if done == n:
+            return result
+        # the tail: views that start after the blocks
+        out = out._view(out._ptr + done * out._dtype.itemsize, (n - done,), (1,))
+        xs = [
+            x._view(x._ptr + done * x._dtype.itemsize, (n - done,), (1,)) if st else x
+            for x, st in zip(xs, steps)
+        ]
+        n -= done
+        serial = True
     key = ("c", steps, serial)
     spec = plan.specs.get(key)
     if spec is None or _prog() is not _PROG[0]:
@@ -472,7 +528,7 @@ def _launch_contiguous(plan: _Plan, out: TiArray, xs, steps, n: int, serial: boo
         values.append(_contiguous_arg(x, n if st else 1))
     values.append(n)
     spec.launch(values)
-    return out
+    return result
 
 
 # ============================================================================= generic entry points

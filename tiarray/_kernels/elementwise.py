@@ -931,3 +931,88 @@ def clip_hi_f(ct: ti.template(), x, hi):
 @ti.func
 def clip_f(ct: ti.template(), x, lo, hi):
     return clip_hi_f(ct, clip_lo_f(ct, x, lo), hi)
+
+
+# ============================================================================= lane-blocked kernels
+#
+# Taichi reloads an ndarray's data pointer from the kernel's argument buffer before every
+# access (a store might alias the buffer), which also keeps LLVM from vectorising. Reading
+# and writing elements of LANES values at a time (an ndarray of vectors) amortises those
+# reloads: about 1.6x faster per thread on contiguous real data. Kernels are made per
+# (arity, element types, broadcast pattern), since the vector element type is part of the
+# annotation.
+
+LANES = 8
+
+
+def _vec_ann(t, scalar: bool):
+    if scalar:
+        return ti.types.ndarray(dtype=t, ndim=1)
+    return ti.types.ndarray(dtype=ti.types.vector(LANES, t), ndim=1)
+
+
+@ti.func
+def _vload(arr: ti.template(), i, s: ti.template()):
+    # s = (is_scalar, compute type)
+    if ti.static(s[0]):
+        return ti.cast(arr[0], s[1])
+    else:
+        return arr[i]
+
+
+@ti.func
+def _lane(v, k: ti.template(), s: ti.template()):
+    if ti.static(s[0]):
+        return v
+    else:
+        return ti.cast(v[k], s[1])
+
+
+def make_lane_kernel(nin: int, out_t, in_types: tuple, scalars: tuple):
+    """A kernel applying ``t[0]`` to ``n`` blocks of LANES elements (``t = (op, ct, specs)``,
+    ``specs[k] = (is_scalar, compute type)``)."""
+    O = _vec_ann(out_t, False)
+    A = [_vec_ann(tt, sc) for tt, sc in zip(in_types, scalars)]
+    if nin == 1:
+        A0 = A[0]
+
+        @ti.kernel
+        def k1(out: O, a: A0, n: ti.i32, t: ti.template()):
+            for i in range(n):
+                va = _vload(a, i, t[2][0])
+                r = ti.Vector([ti.cast(0, out_t)] * LANES, dt=out_t)
+                for q in ti.static(range(LANES)):
+                    r[q] = ti.cast(t[0](t[1], _lane(va, q, t[2][0])), out_t)
+                out[i] = r
+
+        return k1
+    if nin == 2:
+        A0, A1 = A
+
+        @ti.kernel
+        def k2(out: O, a: A0, b: A1, n: ti.i32, t: ti.template()):
+            for i in range(n):
+                va = _vload(a, i, t[2][0])
+                vb = _vload(b, i, t[2][1])
+                r = ti.Vector([ti.cast(0, out_t)] * LANES, dt=out_t)
+                for q in ti.static(range(LANES)):
+                    r[q] = ti.cast(t[0](t[1], _lane(va, q, t[2][0]), _lane(vb, q, t[2][1])), out_t)
+                out[i] = r
+
+        return k2
+    A0, A1, A2 = A
+
+    @ti.kernel
+    def k3(out: O, a: A0, b: A1, c: A2, n: ti.i32, t: ti.template()):
+        for i in range(n):
+            va = _vload(a, i, t[2][0])
+            vb = _vload(b, i, t[2][1])
+            vc = _vload(c, i, t[2][2])
+            r = ti.Vector([ti.cast(0, out_t)] * LANES, dt=out_t)
+            for q in ti.static(range(LANES)):
+                r[q] = ti.cast(
+                    t[0](t[1], _lane(va, q, t[2][0]), _lane(vb, q, t[2][1]), _lane(vc, q, t[2][2])), out_t
+                )
+            out[i] = r
+
+    return k3
