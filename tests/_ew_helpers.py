@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -9,9 +11,10 @@ from hypothesis import strategies as st
 import tiarray as ta
 
 # Kernels compile on first use (a fraction of a second each): no deadline; few examples,
-# since each new (dtype, layout) draws a compilation.
+# since each new (dtype, layout) draws a compilation. TIARRAY_TEST_EXAMPLES=200 for a
+# thorough local run.
 SETTINGS = settings(
-    max_examples=20,
+    max_examples=int(os.environ.get("TIARRAY_TEST_EXAMPLES", "20")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

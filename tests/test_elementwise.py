@@ -717,6 +717,15 @@ def test_promotion_matches_array_api_strict(d1, d2):
         assert got.name == hi or (np.dtype(NP[hi]).kind in "iu" and got.kind in "iu")
 
 
+def test_python_scalars_keep_signed_zeros_and_nan():
+    x = ta.asarray([1.0, -1.0])
+    assert np.signbit(np.asarray(x * 0.0)).tolist() == [False, True]
+    assert np.signbit(np.asarray(x * -0.0)).tolist() == [True, False]
+    assert np.signbit(np.asarray(ta.copysign(x, -0.0))).all()
+    assert np.isnan(np.asarray(x + float("nan"))).all()
+    assert np.asarray(x * 2).tolist() == [2.0, -2.0] and np.asarray(x * 2.0).tolist() == [2.0, -2.0]
+
+
 def test_python_scalar_rules():
     i8 = ta.asarray(np.array([1, 2], dtype=np.int8))
     f32 = ta.asarray(np.array([1, 2], dtype=np.float32))

@@ -298,11 +298,12 @@ _SCALARS: dict = {}
 def _scalar_array(value, dtype: DType, func: str, arg: str) -> TiArray:
     """A Python scalar as a 0-d read-only host array of ``dtype`` (Taichi moves it to the
     GPU if needed), cached per (type, value, dtype)."""
-    key = (type(value), value, dtype)
-    try:
-        h = _SCALARS.get(key)
-    except TypeError:  # pragma: no cover - unhashable numpy scalar subclasses
-        h = None
+    t = type(value)
+    if not (t is int or t is bool or (t is float and value != 0.0)):
+        # floats compare equal across signed zeros: only cache what equality identifies
+        return _new_scalar_array(value, dtype, func, arg)
+    key = (t, value, dtype)
+    h = _SCALARS.get(key)
     if h is not None:
         return h
     h = _new_scalar_array(value, dtype, func, arg)
