@@ -5,7 +5,8 @@ Run ``python benchmarks/bench_array_api.py`` (options: ``--quick`` for fewer rep
 it runs at, and a ``setup(n)`` returning ``{"tiarray": fn, "numpy": fn}`` (zero-argument
 callables on data prepared once). Each callable is timed after a warm-up (which also
 compiles the kernels) by repeating it until about 0.2 s have passed, several times; the
-table shows the median time per call and the ratio tiarray / NumPy (< 1: tiarray faster).
+table shows the best time per call (the least disturbed by other processes on a shared
+machine, as ``timeit`` recommends) and the ratio tiarray / NumPy (< 1: tiarray faster).
 
 Add rows with :func:`case`::
 
@@ -24,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
 import time
 
@@ -119,7 +119,7 @@ def _time(fn, budget: float, repeats: int) -> float:
         for _ in range(number):
             fn()
         samples.append((time.perf_counter() - t0) / number)
-    return statistics.median(samples)
+    return min(samples)
 
 
 def _fmt_us(s: float) -> str:
@@ -140,7 +140,7 @@ def main(argv=None) -> int:
     print(f"# tiarray array API benchmark: {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, numpy {np.__version__}, "
           f"taichi {ti.__version__} (cpu_max_num_threads={cfg.cpu_max_num_threads})")  # fmt: skip
-    print(f"# median of {repeats} repeats; ratio = tiarray / numpy (< 1: tiarray faster)")
+    print(f"# best of {repeats} repeats; ratio = tiarray / numpy (< 1: tiarray faster)")
     print()
     print("| case | n | tiarray us | numpy us | ratio |")
     print("|---|---:|---:|---:|---:|")

@@ -561,7 +561,12 @@ def _binary(func: str, x1, x2) -> TiArray:
     if plan is None:
         plan = _PLANS[key] = _make_plan(func, (x1._dtype, x2._dtype))
     s1, s2 = x1._shape, x2._shape
-    shape = s1 if s1 == s2 else broadcast_shapes(s1, s2, func=func)
+    if s1 == s2 or not s2:
+        shape = s1
+    elif not s1:
+        shape = s2
+    else:
+        shape = broadcast_shapes(s1, s2, func=func)
     dev = x1._device
     if dev != x2._device:
         dev = _pick_device(func, (x1, x2))
@@ -646,8 +651,14 @@ def where(condition, x1, x2, /) -> TiArray:
             pd, _WHERE_IMPLS[pd.kind], ct, (_dtypes.bool, x1._dtype, x2._dtype), pd, (ti.u8, None, None)
         )
         _PLANS[key] = plan
-    shape = broadcast_shapes(condition._shape, x1._shape, x2._shape, func=func)
-    dev = _pick_device(func, (condition, x1, x2))
+    sc = condition._shape
+    if sc == x1._shape == x2._shape:
+        shape = sc
+    else:
+        shape = broadcast_shapes(sc, x1._shape, x2._shape, func=func)
+    dev = condition._device
+    if not (dev == x1._device == x2._device):
+        dev = _pick_device(func, (condition, x1, x2))
     out = empty_owned(shape, plan.out_dtype, dev)
     return _run(plan, out, [condition, x1, x2])
 
