@@ -23,11 +23,14 @@ import tiarray as ta
 )
 def test_arange_integers_match_numpy(start, stop, step, dtype):
     args = (start,) if stop is None else (start, stop, step)
-    ref = np.arange(*args, dtype=None if dtype is None else NP[dtype])
-    if dtype is not None and np.dtype(NP[dtype]).kind == "u" and ref.size and (np.arange(*args) < 0).any():
-        with pytest.raises(OverflowError, match="arange"):
-            ta.arange(*args, dtype=getattr(ta, dtype))
-        return
+    exact = np.arange(*args)  # int64
+    if dtype is not None and np.dtype(NP[dtype]).kind in "iu":
+        info = np.iinfo(NP[dtype])
+        if exact.size and (exact.min() < info.min or exact.max() > info.max):
+            with pytest.raises(OverflowError, match="arange"):
+                ta.arange(*args, dtype=getattr(ta, dtype))
+            return
+    ref = exact.astype(NP[dtype or "int64"])
     got = ta.arange(*args, dtype=None if dtype is None else getattr(ta, dtype))
     assert got.dtype == (ta.int64 if dtype is None else getattr(ta, dtype))
     np.testing.assert_array_equal(np.asarray(got), ref)

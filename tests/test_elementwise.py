@@ -840,6 +840,19 @@ def test_namespace_has_every_standard_name():
 
 
 def test_tables_cover_the_standard_exactly():
+    from tiarray._elementwise_functions import _CLIP_IMPLS, _IMPLS, _WHERE_IMPLS
+    from tiarray._kernels import elementwise as kernels
+
     assert sorted(set(UNARY) | set(BINARY) | {"clip"}) == sorted(STANDARD_ELEMENTWISE)
+    ops = {op for impls in [*_IMPLS.values(), *_CLIP_IMPLS.values(), _WHERE_IMPLS] for op in impls.values()}
+    assert all(callable(getattr(kernels, op, None)) for op in ops), sorted(
+        o for o in ops if not hasattr(kernels, o)
+    )
+    for name, (category, _, impls) in {
+        **UNARY,
+        **BINARY,
+    }.items():  # every kind of the category has an operation
+        kinds = {d.kind for d in ta._dtypes.CATEGORIES[category]}
+        assert kinds <= set("".join(impls)), (name, kinds)
     assert ta.e == math.e and ta.pi == math.pi and ta.newaxis is None
     assert math.isinf(ta.inf) and math.isnan(ta.nan)

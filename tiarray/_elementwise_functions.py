@@ -2,10 +2,11 @@
 
 Every function is generated from one row of a table::
 
-    name: (dtype category, result rule, {compute kind: Taichi operation})
+    name: (dtype category, result rule, {compute kinds: Taichi operation})
 
-and runs the generic element-wise kernels of :mod:`tiarray._kernels.elementwise`,
-compiled once per (operation, dtypes, layout) and cached.
+(the operation is named by its ``@ti.func`` in :mod:`tiarray._kernels.elementwise`, imported
+on first use) and runs the generic element-wise kernels of that module, compiled once per
+(operation, dtypes, layout) and cached.
 
 Semantics
 ---------
@@ -46,7 +47,6 @@ from . import _dtypes, _runtime
 from ._array_object import TiArray
 from ._dtypes import DType
 from ._interop import copy_array, empty_owned
-from ._kernels import elementwise as _k
 from ._launch import Launcher
 from ._views import broadcast_shapes, broadcast_view, collapse
 
@@ -71,84 +71,84 @@ __all__ = [
 # kinds: b bool, i signed integer, u unsigned integer, f real floating, c complex.
 
 UNARY = {
-    "abs": ("numeric", "real", {"i": _k.abs_i, "u": _k.identity, "f": _k.abs_f, "c": _k.abs_c}),
-    "acos": ("floating-point", "same", {"f": _k.acos_f, "c": _k.acos_c}),
-    "acosh": ("floating-point", "same", {"f": _k.acosh_f, "c": _k.acosh_c}),
-    "asin": ("floating-point", "same", {"f": _k.asin_f, "c": _k.asin_c}),
-    "asinh": ("floating-point", "same", {"f": _k.asinh_f, "c": _k.asinh_c}),
-    "atan": ("floating-point", "same", {"f": _k.atan_f, "c": _k.atan_c}),
-    "atanh": ("floating-point", "same", {"f": _k.atanh_f, "c": _k.atanh_c}),
-    "bitwise_invert": ("integer or boolean", "same", {"b": _k.bitwise_invert_b, "iu": _k.bitwise_invert_r}),
-    "ceil": ("real numeric", "same", {"iu": _k.identity, "f": _k.ceil_f}),
-    "conj": ("numeric", "same", {"iuf": _k.identity, "c": _k.conj_c}),
-    "cos": ("floating-point", "same", {"f": _k.cos_f, "c": _k.cos_c}),
-    "cosh": ("floating-point", "same", {"f": _k.cosh_f, "c": _k.cosh_c}),
-    "exp": ("floating-point", "same", {"f": _k.exp_f, "c": _k.exp_c}),
-    "expm1": ("floating-point", "same", {"f": _k.expm1_f, "c": _k.expm1_c}),
-    "floor": ("real numeric", "same", {"iu": _k.identity, "f": _k.floor_f}),
-    "imag": ("complex floating-point", "real", {"c": _k.imag_c}),
-    "isfinite": ("numeric", "bool", {"iu": _k.true_r, "f": _k.isfinite_f, "c": _k.isfinite_c}),
-    "isinf": ("numeric", "bool", {"iu": _k.false_r, "f": _k.isinf_f, "c": _k.isinf_c}),
-    "isnan": ("numeric", "bool", {"iu": _k.false_r, "f": _k.isnan_f, "c": _k.isnan_c}),
-    "log": ("floating-point", "same", {"f": _k.log_f, "c": _k.log_c}),
-    "log1p": ("floating-point", "same", {"f": _k.log1p_f, "c": _k.log1p_c}),
-    "log2": ("floating-point", "same", {"f": _k.log2_f, "c": _k.log2_c}),
-    "log10": ("floating-point", "same", {"f": _k.log10_f, "c": _k.log10_c}),
-    "logical_not": ("boolean", "bool", {"b": _k.logical_not_b}),
-    "negative": ("numeric", "same", {"ifc": _k.negative_r, "u": _k.negative_u}),
-    "positive": ("numeric", "same", {"iufc": _k.identity}),
-    "real": ("numeric", "real", {"iuf": _k.identity, "c": _k.real_c}),
-    "reciprocal": ("floating-point", "same", {"f": _k.reciprocal_f, "c": _k.reciprocal_c}),
-    "round": ("numeric", "same", {"iu": _k.identity, "f": _k.round_f, "c": _k.round_c}),
-    "sign": ("numeric", "same", {"i": _k.sign_i, "u": _k.sign_u, "f": _k.sign_f, "c": _k.sign_c}),
-    "signbit": ("real floating-point", "bool", {"f": _k.signbit_f}),
-    "sin": ("floating-point", "same", {"f": _k.sin_f, "c": _k.sin_c}),
-    "sinh": ("floating-point", "same", {"f": _k.sinh_f, "c": _k.sinh_c}),
-    "sqrt": ("floating-point", "same", {"f": _k.sqrt_f, "c": _k.sqrt_c}),
-    "square": ("numeric", "same", {"iuf": _k.square_r, "c": _k.square_c}),
-    "tan": ("floating-point", "same", {"f": _k.tan_f, "c": _k.tan_c}),
-    "tanh": ("floating-point", "same", {"f": _k.tanh_f, "c": _k.tanh_c}),
-    "trunc": ("real numeric", "same", {"iu": _k.identity, "f": _k.trunc_f}),
+    "abs": ("numeric", "real", {"i": "abs_i", "u": "identity", "f": "abs_f", "c": "abs_c"}),
+    "acos": ("floating-point", "same", {"f": "acos_f", "c": "acos_c"}),
+    "acosh": ("floating-point", "same", {"f": "acosh_f", "c": "acosh_c"}),
+    "asin": ("floating-point", "same", {"f": "asin_f", "c": "asin_c"}),
+    "asinh": ("floating-point", "same", {"f": "asinh_f", "c": "asinh_c"}),
+    "atan": ("floating-point", "same", {"f": "atan_f", "c": "atan_c"}),
+    "atanh": ("floating-point", "same", {"f": "atanh_f", "c": "atanh_c"}),
+    "bitwise_invert": ("integer or boolean", "same", {"b": "bitwise_invert_b", "iu": "bitwise_invert_r"}),
+    "ceil": ("real numeric", "same", {"iu": "identity", "f": "ceil_f"}),
+    "conj": ("numeric", "same", {"iuf": "identity", "c": "conj_c"}),
+    "cos": ("floating-point", "same", {"f": "cos_f", "c": "cos_c"}),
+    "cosh": ("floating-point", "same", {"f": "cosh_f", "c": "cosh_c"}),
+    "exp": ("floating-point", "same", {"f": "exp_f", "c": "exp_c"}),
+    "expm1": ("floating-point", "same", {"f": "expm1_f", "c": "expm1_c"}),
+    "floor": ("real numeric", "same", {"iu": "identity", "f": "floor_f"}),
+    "imag": ("complex floating-point", "real", {"c": "imag_c"}),
+    "isfinite": ("numeric", "bool", {"iu": "true_r", "f": "isfinite_f", "c": "isfinite_c"}),
+    "isinf": ("numeric", "bool", {"iu": "false_r", "f": "isinf_f", "c": "isinf_c"}),
+    "isnan": ("numeric", "bool", {"iu": "false_r", "f": "isnan_f", "c": "isnan_c"}),
+    "log": ("floating-point", "same", {"f": "log_f", "c": "log_c"}),
+    "log1p": ("floating-point", "same", {"f": "log1p_f", "c": "log1p_c"}),
+    "log2": ("floating-point", "same", {"f": "log2_f", "c": "log2_c"}),
+    "log10": ("floating-point", "same", {"f": "log10_f", "c": "log10_c"}),
+    "logical_not": ("boolean", "bool", {"b": "logical_not_b"}),
+    "negative": ("numeric", "same", {"ifc": "negative_r", "u": "negative_u"}),
+    "positive": ("numeric", "same", {"iufc": "identity"}),
+    "real": ("numeric", "real", {"iuf": "identity", "c": "real_c"}),
+    "reciprocal": ("floating-point", "same", {"f": "reciprocal_f", "c": "reciprocal_c"}),
+    "round": ("numeric", "same", {"iu": "identity", "f": "round_f", "c": "round_c"}),
+    "sign": ("numeric", "same", {"i": "sign_i", "u": "sign_u", "f": "sign_f", "c": "sign_c"}),
+    "signbit": ("real floating-point", "bool", {"f": "signbit_f"}),
+    "sin": ("floating-point", "same", {"f": "sin_f", "c": "sin_c"}),
+    "sinh": ("floating-point", "same", {"f": "sinh_f", "c": "sinh_c"}),
+    "sqrt": ("floating-point", "same", {"f": "sqrt_f", "c": "sqrt_c"}),
+    "square": ("numeric", "same", {"iuf": "square_r", "c": "square_c"}),
+    "tan": ("floating-point", "same", {"f": "tan_f", "c": "tan_c"}),
+    "tanh": ("floating-point", "same", {"f": "tanh_f", "c": "tanh_c"}),
+    "trunc": ("real numeric", "same", {"iu": "identity", "f": "trunc_f"}),
 }
 
 BINARY = {
-    "add": ("numeric", "same", {"iufc": _k.add_r}),
-    "atan2": ("real floating-point", "same", {"f": _k.atan2_f}),
-    "bitwise_and": ("integer or boolean", "same", {"biu": _k.bitwise_and_r}),
-    "bitwise_left_shift": ("integer", "same", {"iu": _k.left_shift_r}),
-    "bitwise_or": ("integer or boolean", "same", {"biu": _k.bitwise_or_r}),
-    "bitwise_right_shift": ("integer", "same", {"i": _k.right_shift_i, "u": _k.right_shift_u}),
-    "bitwise_xor": ("integer or boolean", "same", {"biu": _k.bitwise_xor_r}),
-    "copysign": ("real floating-point", "same", {"f": _k.copysign_f}),
-    "divide": ("numeric", "float", {"f": _k.divide_f, "c": _k.divide_c}),
-    "equal": ("all", "bool", {"biuf": _k.equal_r, "c": _k.equal_c}),
-    "floor_divide": ("real numeric", "same", {"i": _k.floor_divide_i, "u": _k.floor_divide_u, "f": _k.floor_divide_f}),
-    "greater": ("real numeric", "bool", {"iuf": _k.greater_r}),
-    "greater_equal": ("real numeric", "bool", {"iuf": _k.greater_equal_r}),
-    "hypot": ("real floating-point", "same", {"f": _k.hypot_f}),
-    "less": ("real numeric", "bool", {"iuf": _k.less_r}),
-    "less_equal": ("real numeric", "bool", {"iuf": _k.less_equal_r}),
-    "logaddexp": ("real floating-point", "same", {"f": _k.logaddexp_f}),
-    "logical_and": ("boolean", "bool", {"b": _k.logical_and_b}),
-    "logical_or": ("boolean", "bool", {"b": _k.logical_or_b}),
-    "logical_xor": ("boolean", "bool", {"b": _k.logical_xor_b}),
-    "maximum": ("real numeric", "same", {"iu": _k.maximum_i, "f": _k.maximum_f}),
-    "minimum": ("real numeric", "same", {"iu": _k.minimum_i, "f": _k.minimum_f}),
-    "multiply": ("numeric", "same", {"iuf": _k.multiply_r, "c": _k.multiply_c}),
-    "nextafter": ("real floating-point", "same", {"f": _k.nextafter_f}),
-    "not_equal": ("all", "bool", {"biuf": _k.not_equal_r, "c": _k.not_equal_c}),
-    "pow": ("numeric", "same", {"i": _k.pow_i, "u": _k.pow_u, "f": _k.pow_f, "c": _k.pow_c}),
-    "remainder": ("real numeric", "same", {"i": _k.remainder_i, "u": _k.remainder_u, "f": _k.remainder_f}),
-    "subtract": ("numeric", "same", {"iufc": _k.subtract_r}),
+    "add": ("numeric", "same", {"iufc": "add_r"}),
+    "atan2": ("real floating-point", "same", {"f": "atan2_f"}),
+    "bitwise_and": ("integer or boolean", "same", {"biu": "bitwise_and_r"}),
+    "bitwise_left_shift": ("integer", "same", {"iu": "left_shift_r"}),
+    "bitwise_or": ("integer or boolean", "same", {"biu": "bitwise_or_r"}),
+    "bitwise_right_shift": ("integer", "same", {"i": "right_shift_i", "u": "right_shift_u"}),
+    "bitwise_xor": ("integer or boolean", "same", {"biu": "bitwise_xor_r"}),
+    "copysign": ("real floating-point", "same", {"f": "copysign_f"}),
+    "divide": ("numeric", "float", {"f": "divide_f", "c": "divide_c"}),
+    "equal": ("all", "bool", {"biuf": "equal_r", "c": "equal_c"}),
+    "floor_divide": ("real numeric", "same", {"i": "floor_divide_i", "u": "floor_divide_u", "f": "floor_divide_f"}),
+    "greater": ("real numeric", "bool", {"iuf": "greater_r"}),
+    "greater_equal": ("real numeric", "bool", {"iuf": "greater_equal_r"}),
+    "hypot": ("real floating-point", "same", {"f": "hypot_f"}),
+    "less": ("real numeric", "bool", {"iuf": "less_r"}),
+    "less_equal": ("real numeric", "bool", {"iuf": "less_equal_r"}),
+    "logaddexp": ("real floating-point", "same", {"f": "logaddexp_f"}),
+    "logical_and": ("boolean", "bool", {"b": "logical_and_b"}),
+    "logical_or": ("boolean", "bool", {"b": "logical_or_b"}),
+    "logical_xor": ("boolean", "bool", {"b": "logical_xor_b"}),
+    "maximum": ("real numeric", "same", {"iu": "maximum_i", "f": "maximum_f"}),
+    "minimum": ("real numeric", "same", {"iu": "minimum_i", "f": "minimum_f"}),
+    "multiply": ("numeric", "same", {"iuf": "multiply_r", "c": "multiply_c"}),
+    "nextafter": ("real floating-point", "same", {"f": "nextafter_f"}),
+    "not_equal": ("all", "bool", {"biuf": "not_equal_r", "c": "not_equal_c"}),
+    "pow": ("numeric", "same", {"i": "pow_i", "u": "pow_u", "f": "pow_f", "c": "pow_c"}),
+    "remainder": ("real numeric", "same", {"i": "remainder_i", "u": "remainder_u", "f": "remainder_f"}),
+    "subtract": ("numeric", "same", {"iufc": "subtract_r"}),
 }  # fmt: skip
 
 # clip is ternary with optional bounds; where has a boolean condition (see below).
 _CLIP_OPS = {
-    (True, True): {"iu": _k.clip_i, "f": _k.clip_f},
-    (True, False): {"iu": _k.clip_lo_i, "f": _k.clip_lo_f},
-    (False, True): {"iu": _k.clip_hi_i, "f": _k.clip_hi_f},
+    (True, True): {"iu": "clip_i", "f": "clip_f"},
+    (True, False): {"iu": "clip_lo_i", "f": "clip_lo_f"},
+    (False, True): {"iu": "clip_hi_i", "f": "clip_hi_f"},
 }
-_WHERE_OPS = {"biufc": _k.where_r}
+_WHERE_OPS = {"biufc": "where_r"}
 
 
 def _expand(impls: dict) -> dict:
@@ -165,18 +165,30 @@ _WHERE_IMPLS = _expand(_WHERE_OPS)
 
 # ============================================================================= kernels
 
-_LAUNCHERS = {
-    ("c", 1): Launcher(_k._c1, name="elementwise"),
-    ("c", 2): Launcher(_k._c2, name="elementwise"),
-    ("c", 3): Launcher(_k._c3, name="elementwise"),
-    ("s", 1): Launcher(_k._s1, name="elementwise"),
-    ("s", 2): Launcher(_k._s2, name="elementwise"),
-    ("s", 3): Launcher(_k._s3, name="elementwise"),
-    ("f", 1): Launcher(_k._f1, name="elementwise"),
-    ("f", 2): Launcher(_k._f2, name="elementwise"),
-    ("f", 3): Launcher(_k._f3, name="elementwise"),
-}
-_SERIAL_LAUNCHER = _LAUNCHERS[("c", 1)]  # any: they share the global serial threshold
+# The kernel module (about 150 Taichi functions) is imported on first use, not with tiarray.
+_K = []
+
+
+def _kmod():
+    if not _K:
+        from ._kernels import elementwise
+
+        _K.append(elementwise)
+    return _K[0]
+
+
+def _op(name: str):
+    return getattr(_kmod(), name)
+
+
+class _Launchers(dict):
+    def __missing__(self, key):
+        kind, nin = key
+        ln = self[key] = Launcher(getattr(_kmod(), f"_{kind}{nin}"), name="elementwise")
+        return ln
+
+
+_LAUNCHERS = _Launchers()
 _INT32_MAX = (1 << 31) - 1
 
 _CATEGORIES = _dtypes.CATEGORIES
@@ -273,6 +285,7 @@ def _make_plan(func: str, dtypes: tuple) -> _Plan:
         out = pd if pd.kind in "fc" else _default_float()
         pd = out
     impl = _IMPLS[func].get(pd.kind)
+    impl = impl and _op(impl)
     if impl is None:  # pragma: no cover - the tables cover every kind of each category
         raise TypeError(f"{func}(): not implemented for dtype {pd.name}")
     if func == "nextafter" and pd is _dtypes.float16:
@@ -426,7 +439,7 @@ def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
             f"the result has {n} elements; Taichi kernels index at most 2**31 - 1 elements per array"
         )
     nin = len(xs)
-    serial = _SERIAL_LAUNCHER.use_serial(n * plan.itemsizes)
+    serial = _LAUNCHERS[("c", 1)].use_serial(n * plan.itemsizes)
     # Fast path: every operand is C-contiguous with the result's shape, or one element.
     steps = []
     if fresh or out._is_c_contiguous():
@@ -467,7 +480,7 @@ def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
     return out
 
 
-_LANES = _k.LANES
+_LANES = 8  # = _kernels.elementwise.LANES
 _LANE_MIN = 8192  # elements; below, one launch of the plain kernel is cheaper
 _LANE_LAUNCHERS: dict = {}
 
@@ -476,7 +489,7 @@ def _lane_launcher(plan: _Plan, scalars: tuple) -> Launcher:
     key = (plan.nin, plan.out_spec[1], plan.in_ti, scalars)
     ln = _LANE_LAUNCHERS.get(key)
     if ln is None:
-        kern = _k.make_lane_kernel(plan.nin, plan.out_spec[1], plan.in_ti, scalars)
+        kern = _kmod().make_lane_kernel(plan.nin, plan.out_spec[1], plan.in_ti, scalars)
         ln = _LANE_LAUNCHERS[key] = Launcher(kern, name="elementwise")
     return ln
 
@@ -648,7 +661,7 @@ def where(condition, x1, x2, /) -> TiArray:
         import taichi as ti
 
         plan = _Plan(
-            pd, _WHERE_IMPLS[pd.kind], ct, (_dtypes.bool, x1._dtype, x2._dtype), pd, (ti.u8, None, None)
+            pd, _op(_WHERE_IMPLS[pd.kind]), ct, (_dtypes.bool, x1._dtype, x2._dtype), pd, (ti.u8, None, None)
         )
         _PLANS[key] = plan
     sc = condition._shape
@@ -743,7 +756,7 @@ def clip(x, /, min=None, max=None) -> TiArray:
     if plan is None:
         pd = _result_dtype(func, dts)
         ops = _CLIP_IMPLS[(bounds[0] is not None, bounds[1] is not None)]
-        plan = _Plan(xd, ops[pd.kind], _compute_type(pd), dts, pd)
+        plan = _Plan(xd, _op(ops[pd.kind]), _compute_type(pd), dts, pd)
         _PLANS[key] = plan
     shape = broadcast_shapes(x._shape, *[b._shape for b in present], func=func)
     dev = _pick_device(func, [x] + present)
@@ -756,7 +769,7 @@ def _identity_plan(dtype: DType) -> _Plan:
     plan = _PLANS.get(key)
     if plan is None:
         plan = _PLANS[key] = _Plan(
-            dtype, _k.identity, _compute_type(_dtypes.finfo_dtype(dtype)), (dtype,), dtype
+            dtype, _op("identity"), _compute_type(_dtypes.finfo_dtype(dtype)), (dtype,), dtype
         )
     return plan
 

@@ -397,9 +397,7 @@ class Launcher:
                 if p.elem_shape:
                     from taichi._lib import core as _ti_core
 
-                    elem_type = _ti_core.get_type_factory_instance().get_tensor_type(
-                        list(p.elem_shape), prim
-                    )
+                    elem_type = _ti_core.get_type_factory_instance().get_tensor_type(list(p.elem_shape), prim)
                     full_ndim -= len(p.elem_shape)
                 else:
                     elem_type = prim
