@@ -747,7 +747,7 @@ def test_dtype_category_errors_name_function_and_argument():
     f = ta.asarray([1.0, 2.0])
     i = ta.asarray([1, 2])
     with pytest.raises(
-        TypeError, match=r"bitwise_and\(\): argument 'x1' must have a integer or boolean dtype, got float64"
+        TypeError, match=r"bitwise_and\(\): argument 'x1' must have an integer or boolean dtype, got float64"
     ):
         ta.bitwise_and(f, i)
     with pytest.raises(TypeError, match=r"bitwise_and\(\): argument 'x2'"):

@@ -248,7 +248,8 @@ _PROG = [None]
 
 def _check_category(func: str, arg: str, dtype: DType, category: str) -> None:
     if dtype not in _CATEGORIES[category]:
-        raise TypeError(f"{func}(): argument '{arg}' must have a {category} dtype, got {dtype.name}")
+        article = "an" if category[0] in "aeiou" else "a"
+        raise TypeError(f"{func}(): argument '{arg}' must have {article} {category} dtype, got {dtype.name}")
     if dtype is _dtypes.bfloat16:
         raise TypeError(
             f"{func}(): argument '{arg}' has dtype bfloat16, which Taichi cannot compute on; "
