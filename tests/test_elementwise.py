@@ -532,6 +532,25 @@ def test_large_strided_inputs_use_the_parallel_kernels():
     assert_close(ta.sqrt(ta.asarray(c).mT), np.sqrt(c.T.astype(np.complex128)).astype(np.complex64))
 
 
+def test_recycled_result_buffers_are_not_shared_with_live_views():
+    """Large results reuse freed buffers (tiarray._buffer's pool); memory still referenced
+    (a NumPy view, a TiArray view, an exported capsule) is never handed out again."""
+    n = 1 << 19  # 2 MiB of float32
+    x = ta.asarray(np.arange(n, dtype=np.float32))
+    r = ta.add(x, 1.0)
+    view = np.asarray(r)
+    tail = r[n // 2 :]
+    cap = np.from_dlpack(ta.multiply(x, 3.0))
+    del r
+    for k in range(4):
+        s = ta.add(x, float(10 + k))
+        np.testing.assert_array_equal(np.asarray(s)[:3], [10 + k, 11 + k, 12 + k])
+        del s
+    np.testing.assert_array_equal(view[:3], [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(tail)[:2], [n // 2 + 1, n // 2 + 2])
+    np.testing.assert_array_equal(cap[:3], [0.0, 3.0, 6.0])
+
+
 @pytest.mark.parametrize("n", [8192, 3 * 8192 + 5])
 @pytest.mark.parametrize(
     "name,dtypes",
