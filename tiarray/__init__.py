@@ -49,6 +49,23 @@ from ._creation_functions import (
 )
 from ._launch import Launcher, KernelSignatureError, set_serial_threshold
 
+# ---- api-elementwise: element-wise functions, operators, data type functions, creation
+from ._elementwise_functions import (
+    abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and,
+    bitwise_left_shift, bitwise_invert, bitwise_or, bitwise_right_shift, bitwise_xor, ceil,
+    clip, conj, copysign, cos, cosh, divide, equal, exp, expm1, floor, floor_divide,
+    greater, greater_equal, hypot, imag, isfinite, isinf, isnan, less, less_equal, log,
+    log1p, log2, log10, logaddexp, logical_and, logical_not, logical_or, logical_xor,
+    maximum, minimum, multiply, negative, nextafter, not_equal, positive, pow, real,
+    reciprocal, remainder, round, sign, signbit, sin, sinh, square, sqrt, subtract, tan,
+    tanh, trunc, where,
+    _binary_operator as _binary_operator, _inplace_operator as _inplace_operator,
+)  # fmt: skip
+from ._data_type_functions import astype, can_cast, finfo, iinfo, result_type
+from ._creation_functions import arange, linspace, eye, meshgrid, tril, triu
+from ._constants import e, inf, nan, newaxis, pi
+# ---- end api-elementwise
+
 __all__ = [
     "__array_api_version__",
     "__array_namespace_info__",
@@ -61,4 +78,25 @@ __all__ = [
     # creation
     "asarray", "from_dlpack", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "ones_like", "full", "full_like",
+    # ---- api-elementwise
+    # creation (continued)
+    "arange", "eye", "linspace", "meshgrid", "tril", "triu",
+    # constants
+    "e", "inf", "nan", "newaxis", "pi",
+    # data type functions (isdtype is listed above)
+    "astype", "can_cast", "finfo", "iinfo", "result_type",
+    # element-wise functions
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
+    "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "ceil", "clip", "conj", "copysign", "cos",
+    "cosh", "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater",
+    "greater_equal", "hypot", "imag", "isfinite", "isinf", "isnan", "less", "less_equal",
+    "log", "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative",
+    "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder",
+    "round", "sign", "signbit", "sin", "sinh", "sqrt", "square", "subtract", "tan",
+    "tanh", "trunc",
+    # searching (element-wise in nature)
+    "where",
+    # ---- end api-elementwise
 ]  # fmt: skip

@@ -396,9 +396,9 @@ class Launcher:
                 self._check_array(p, prim, ndim + len(extra))
                 full_ndim = ndim + len(extra)
                 if p.elem_shape:
-                    elem_type = ti.lang._ti_core.get_type_factory_instance().get_tensor_type(
-                        list(p.elem_shape), prim
-                    )
+                    from taichi._lib import core as _ti_core
+
+                    elem_type = _ti_core.get_type_factory_instance().get_tensor_type(list(p.elem_shape), prim)
                     full_ndim -= len(p.elem_shape)
                 else:
                     elem_type = prim

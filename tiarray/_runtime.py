@@ -145,7 +145,8 @@ def init(arch: str | None = None, **kwargs) -> Device:
         variable ``TIARRAY_ARCH``, then ``"cpu"``.
     **kwargs
         Passed on to ``ti.init`` (e.g. ``cpu_max_num_threads``, ``device_memory_GB``).
-        ``offline_cache=True`` is the default.
+        ``offline_cache=True`` and ``fast_math=False`` (IEEE special values, as the
+        array API requires) are the defaults.
 
     Returns
     -------
@@ -177,6 +178,9 @@ def init(arch: str | None = None, **kwargs) -> Device:
         if name not in arch_map:
             raise ValueError(f"tiarray.init(): argument 'arch' must be 'cpu' or 'cuda', got {arch!r}")
         kwargs.setdefault("offline_cache", True)
+        # IEEE semantics (NaN, infinities, signed zeros) as the array API requires: with
+        # fast_math LLVM may assume there are none, and e.g. inf * 0 becomes 0.
+        kwargs.setdefault("fast_math", False)
         with contextlib.redirect_stdout(io.StringIO()):
             ti.init(arch=arch_map[name], **kwargs)
         dev = _current_device_uncached()
