@@ -83,3 +83,30 @@ def test_100k_torch_round_trips_leave_memory_flat(torch):
     after = rss_mb()
     assert _dlpack.live_exports() == n0
     assert after - before < 8, f"resident memory grew by {after - before:.1f} MB"
+
+
+def test_recycled_buffers_never_alias_live_numpy_views():
+    # Large result buffers are recycled when their owner dies; memory still seen through
+    # a NumPy view (or anything built on one) must not be handed out again.
+    n = 1 << 20
+    t = ta.full((n,), 1.0, dtype=ta.float32)
+    a = np.asarray(t)
+    s = np.asarray(ta.full((n,), 7.0, dtype=ta.float32))[10:20]  # a slice of a dead array's view
+    del t
+    gc.collect()
+    others = [ta.full((n,), 2.0, dtype=ta.float32) for _ in range(4)]
+    assert (a == 1.0).all() and (s == 7.0).all()
+    for o in others:
+        assert not np.shares_memory(np.asarray(o), a)
+
+
+def test_recycled_buffers_never_alias_torch_views(torch):
+    n = 1 << 20
+    t = ta.full((n,), 1.0, dtype=ta.float32)
+    x = torch.from_numpy(np.asarray(t))
+    y = torch.from_dlpack(ta.full((n,), 3.0, dtype=ta.float32))
+    del t
+    gc.collect()
+    others = [ta.full((n,), 2.0, dtype=ta.float32) for _ in range(4)]
+    assert bool((x == 1.0).all()) and bool((y == 3.0).all())
+    assert all(o.ptr not in (x.data_ptr(), y.data_ptr()) for o in others)

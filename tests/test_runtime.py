@@ -81,3 +81,16 @@ def test_reinit_by_user_is_survived():
     )
     assert r.returncode == 0, r.stderr
     assert "OK [2.0, 2.0, 2.0, 2.0] [3.0, 3.0, 3.0, 3.0]" in r.stdout
+
+
+def test_taichi_init_does_not_flush_subnormals_for_numpy():
+    # ti.init sets flush-to-zero on the calling thread; tiarray restores the FP state.
+    r = run(
+        """
+        import numpy as np, tiarray as ta
+        ta.zeros(2)
+        print("SUBNORMAL", (np.array([1e-310]) + 0.0)[0] != 0.0, (np.array([5e-324]) * 1.0)[0] != 0.0)
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert "SUBNORMAL True True" in r.stdout

@@ -46,9 +46,16 @@ class HostAllocation:
     def __repr__(self) -> str:
         return f"<tiarray host allocation of {self.buf.nbytes} bytes>"
 
-    def __del__(self):
+    def __del__(self, _fin=sys.is_finalizing, _refs=sys.getrefcount):
         raw = self.raw
-        if raw is None or sys.is_finalizing():
+        if raw is None or _fin():
+            return
+        self.buf = None
+        # A NumPy view made from this memory (np.asarray(t), and anything built on it:
+        # torch.from_numpy, a slice...) has `raw` as its base and outlives this owner:
+        # such memory must never be handed out again. Here the only references are
+        # self.raw, the local name and getrefcount's argument.
+        if _refs(raw) > 3:
             return
         n = raw.nbytes
         if _POOL_BYTES[0] + n <= _POOL_LIMIT:

@@ -181,12 +181,32 @@ def init(arch: str | None = None, **kwargs) -> Device:
         # IEEE semantics (NaN, infinities, signed zeros) as the array API requires: with
         # fast_math LLVM may assume there are none, and e.g. inf * 0 becomes 0.
         kwargs.setdefault("fast_math", False)
-        with contextlib.redirect_stdout(io.StringIO()):
-            ti.init(arch=arch_map[name], **kwargs)
+        restore_fp = _save_fp_env()
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                ti.init(arch=arch_map[name], **kwargs)
+        finally:
+            # ti.init turns on flush-to-zero/denormals-are-zero on the calling thread, which
+            # would silently change NumPy's (and everyone's) results in this process.
+            restore_fp()
         dev = _current_device_uncached()
         if name in ("cuda", "gpu") and dev.kind != "cuda":
             raise RuntimeError("tiarray.init(): CUDA was asked for but Taichi fell back to the CPU")
         return dev
+
+
+def _save_fp_env():
+    """Save the calling thread's floating-point environment; returns a restorer."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        env = ctypes.create_string_buffer(256)  # >= sizeof(fenv_t) on every platform
+        if libc.fegetenv(env) != 0:
+            return lambda: None
+    except (OSError, AttributeError):  # pragma: no cover - no C library symbols
+        return lambda: None
+    return lambda: libc.fesetenv(env)
 
 
 def ensure_init():
