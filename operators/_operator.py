@@ -386,9 +386,7 @@ class Operator:
             Arrays of two frameworks, an argument that does not match the kernel's
             annotation, unhashable or missing static parameters.
         """
-        from ._dispatch import dispatch
-
-        return dispatch(self, args, static)
+        return _dispatch(self, args, static)
 
     # ------------------------------------------------------------------ shared logic
 
@@ -472,7 +470,10 @@ class Operator:
         try:
             res = self.outs(*sds, **call_static)
         except TypeError as e:
-            raise TypeError(f"{name}: outs() failed: {e}") from e
+            raise TypeError(
+                f"{name}: outs() failed for a call with {n_in} input(s) (the kernel's parameters are "
+                f"{', '.join(p.name for p in self._params)}: inputs first, then outputs): {e}"
+            ) from e
         single = not isinstance(res, (tuple, list))
         outs = (res,) if single else tuple(res)
         norm = []
@@ -557,6 +558,14 @@ class Operator:
         for p, m in zip(self._params, mask):
             if m and p.name in self.nondiff:
                 raise TypeError(_nondiff_msg(self, p.name, what))
+
+
+def _dispatch(op, args, static):
+    global _dispatch
+    from ._dispatch import dispatch
+
+    _dispatch = dispatch
+    return dispatch(op, args, static)
 
 
 def _nondiff_msg(op, arg, what):
