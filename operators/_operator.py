@@ -25,7 +25,10 @@ Call conventions (the contract every adapter implements):
 
 from __future__ import annotations
 
+import itertools
+import sys
 import threading
+import weakref
 
 from tiarray import _dtypes
 from tiarray._launch import _P_ARRAY, _P_FLOAT, _P_INT, _P_TEMPLATE, _P_UINT, KernelSignatureError, Launcher
@@ -312,9 +315,7 @@ class Operator:
             if [(p.name, p.kind) for p in other.params] != [(p.name, p.kind) for p in ref.params]:
                 raise TypeError(f"Operator({name!r}): the kernels in 'kernels' must have the same parameters")
         self.kernels = dict(kernels)
-        self._params = [
-            _Param(p, i) for i, p in enumerate(q for q in ref.params if q.kind != _P_TEMPLATE)
-        ]
+        self._params = [_Param(p, i) for i, p in enumerate(q for q in ref.params if q.kind != _P_TEMPLATE)]
         self._template_names = tuple(ref.template_names)
         if not callable(outs):
             raise TypeError(f"Operator({name!r}): argument 'outs' must be callable, got {outs!r}")
@@ -343,6 +344,10 @@ class Operator:
         self._plans: dict = {}  # adapters' per-call caches
         self._lock = threading.RLock()
         self._adapter_state: dict = {}  # per framework: primitives, torch ops ...
+        self._uid = next(_UIDS)
+        _BY_UID[self._uid] = self
+        if _TRACE_HOOK[0] is None and "torch" in sys.modules:
+            _load_torch_adapter()
 
     @staticmethod
     def _names_arg(what, value, names):
@@ -386,6 +391,9 @@ class Operator:
             Arrays of two frameworks, an argument that does not match the kernel's
             annotation, unhashable or missing static parameters.
         """
+        h = _TRACE_HOOK[0]
+        if h is not None and h[0]():  # torch.compile is tracing this call
+            return h[1](self, args, static)
         return _dispatch(self, args, static)
 
     # ------------------------------------------------------------------ shared logic
@@ -428,13 +436,11 @@ class Operator:
         """
         key = (skey, in_sds)
         r = self._resolved.get(key)
-        if r is not None:
-            return r
-        with self._lock:
-            r = self._resolved.get(key)
-            if r is None:
-                r = self._resolve_uncached(in_sds, skey)
-                self._resolved[key] = r
+        if r is None:
+            # no lock: resolving is pure (two threads may both compute it; one result is kept),
+            # and torch.compile traces this code, which cannot enter a lock
+            r = self._resolve_uncached(in_sds, skey)
+            r = self._resolved.setdefault(key, r)
         return r
 
     def _resolve_uncached(self, in_sds, skey) -> _Resolved:
@@ -558,6 +564,21 @@ class Operator:
         for p, m in zip(self._params, mask):
             if m and p.name in self.nondiff:
                 raise TypeError(_nondiff_msg(self, p.name, what))
+
+
+# Operators by a process-unique integer (torch.compile passes it as a graph constant)
+_UIDS = itertools.count()
+_BY_UID: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# (is_compiling, traced_call) once the torch adapter is loaded: torch.compile must not trace
+# the dispatch code (caches, locks), so Operator.__call__ hands traced calls over first.
+_TRACE_HOOK: list = [None]
+
+
+def _load_torch_adapter():
+    """Load the torch adapter (torch is already imported) so that torch.compile finds its hook."""
+    import importlib
+
+    importlib.import_module("tiarray.operators._adapters.torch")
 
 
 def _dispatch(op, args, static):

@@ -76,7 +76,9 @@ def _split(x: nd(ndim=1), a: nd(ndim=1), b: nd(ndim=1)):
 
 
 split = ta.Operator(
-    "t_split", kernel=_split, outs=lambda x: (ta.ShapeDtype(x.shape, x.dtype), ta.ShapeDtype(x.shape, x.dtype))
+    "t_split",
+    kernel=_split,
+    outs=lambda x: (ta.ShapeDtype(x.shape, x.dtype), ta.ShapeDtype(x.shape, x.dtype)),
 )
 
 
@@ -153,7 +155,9 @@ def _square_batch(args, axes):
     return square(x.reshape(-1)).reshape(x.shape), ax
 
 
-square = ta.Operator("t_square", kernel=_square, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype), batch=_square_batch)
+square = ta.Operator(
+    "t_square", kernel=_square, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype), batch=_square_batch
+)
 
 
 @ti.kernel

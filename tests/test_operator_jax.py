@@ -7,9 +7,6 @@ import pytest
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
-from jax.test_util import check_grads  # noqa: E402
-
-import tiarray as ta  # noqa: E402
 from _operator_cases import (  # noqa: E402
     BATCH_CALLS,
     affine,
@@ -30,6 +27,9 @@ from _operator_cases import (  # noqa: E402
     tile,
     typed,
 )
+from jax.test_util import check_grads  # noqa: E402
+
+import tiarray as ta  # noqa: E402
 
 pytestmark = pytest.mark.jax
 rng = np.random.default_rng(1)
@@ -59,7 +59,10 @@ def test_is_a_primitive_with_static_param():
     jaxpr = jax.make_jaxpr(lambda x: (affine(x, mode="scale"), affine(x, mode="shift")))(x)
     prims = [e.primitive for e in jaxpr.jaxpr.eqns]
     assert len(prims) == 2 and prims[0] is prims[1] and prims[0].name == "t_affine"
-    assert [dict(e.params)["static"] for e in jaxpr.jaxpr.eqns] == [(("mode", "scale"),), (("mode", "shift"),)]
+    assert [dict(e.params)["static"] for e in jaxpr.jaxpr.eqns] == [
+        (("mode", "scale"),),
+        (("mode", "shift"),),
+    ]
 
 
 def test_static_specialisation_under_jit():
@@ -124,7 +127,9 @@ def test_vmap_sequential_fallback():
     # batched along axis 1, several batched inputs, a batched scalar
     yb = rng.standard_normal((6, 3))
     alphas = jnp.asarray([1.0, 2.0, 3.0])
-    out = jax.jit(jax.vmap(lambda a, x, y: poly(a, x, y), in_axes=(0, None, 1)))(alphas, jnp.asarray(xb[0]), yb)
+    out = jax.jit(jax.vmap(lambda a, x, y: poly(a, x, y), in_axes=(0, None, 1)))(
+        alphas, jnp.asarray(xb[0]), yb
+    )
     ref = np.stack([poly_ref(a, xb[0], yb[:, k]) for k, a in enumerate([1.0, 2.0, 3.0])])
     np.testing.assert_allclose(out, ref, rtol=1e-12)
 

@@ -6,8 +6,6 @@ import threading
 
 import numpy as np
 import pytest
-
-import tiarray as ta
 from _operator_cases import (
     affine,
     affine_ref,
@@ -23,6 +21,8 @@ from _operator_cases import (
     tile,
     typed,
 )
+
+import tiarray as ta
 
 rng = np.random.default_rng(0)
 

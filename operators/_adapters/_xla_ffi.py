@@ -62,11 +62,23 @@ class XLA_FFI_Metadata_Extension(ctypes.Structure):
 
 
 class XLA_FFI_Args(ctypes.Structure):
-    _fields_ = (("struct_size", _sz), ("extension_start", _p), ("size", ctypes.c_int64), ("types", _p), ("args", _p))
+    _fields_ = (
+        ("struct_size", _sz),
+        ("extension_start", _p),
+        ("size", ctypes.c_int64),
+        ("types", _p),
+        ("args", _p),
+    )
 
 
 class XLA_FFI_Rets(ctypes.Structure):
-    _fields_ = (("struct_size", _sz), ("extension_start", _p), ("size", ctypes.c_int64), ("types", _p), ("rets", _p))
+    _fields_ = (
+        ("struct_size", _sz),
+        ("extension_start", _p),
+        ("size", ctypes.c_int64),
+        ("types", _p),
+        ("rets", _p),
+    )
 
 
 class XLA_FFI_Attrs(ctypes.Structure):
@@ -106,7 +118,12 @@ class XLA_FFI_Buffer(ctypes.Structure):
 
 
 class XLA_FFI_Error_Create_Args(ctypes.Structure):
-    _fields_ = (("struct_size", _sz), ("extension_start", _p), ("message", ctypes.c_char_p), ("errc", ctypes.c_int))
+    _fields_ = (
+        ("struct_size", _sz),
+        ("extension_start", _p),
+        ("message", ctypes.c_char_p),
+        ("errc", ctypes.c_int),
+    )
 
 
 class XLA_FFI_Stream_Get_Args(ctypes.Structure):
@@ -235,7 +252,10 @@ def _api_func(api: int, name: str, restype=ctypes.c_void_p):
 def create_error(api: int, message: str) -> int:
     """An ``XLA_FFI_Error*`` carrying ``message`` (XLA raises it in Python as a runtime error)."""
     args = XLA_FFI_Error_Create_Args(
-        ctypes.sizeof(XLA_FFI_Error_Create_Args), None, message.encode("utf-8", "replace"), _XLA_FFI_Error_Code_INTERNAL
+        ctypes.sizeof(XLA_FFI_Error_Create_Args),
+        None,
+        message.encode("utf-8", "replace"),
+        _XLA_FFI_Error_Code_INTERNAL,
     )
     return _api_func(api, "XLA_FFI_Error_Create")(ctypes.addressof(args))
 

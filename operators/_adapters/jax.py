@@ -89,7 +89,20 @@ _registry_lock = threading.Lock()
 class _Record:
     """Everything the FFI handler needs for one lowered call (immutable once built)."""
 
-    __slots__ = ("op", "mode", "res", "arch", "spec", "prog", "ins", "outs", "n_in", "grad_mask", "extra", "mask")
+    __slots__ = (
+        "op",
+        "mode",
+        "res",
+        "arch",
+        "spec",
+        "prog",
+        "ins",
+        "outs",
+        "n_in",
+        "grad_mask",
+        "extra",
+        "mask",
+    )
 
 
 def _record_id(op, mode, skey, in_avals, mask, arch, n_in) -> int:
@@ -330,7 +343,9 @@ class _JaxOp:
         vjp.def_abstract_eval(self._vjp_abstract)
         for prim, mode in ((f, "fwd"), (vjp, "vjp")):
             for plat, arch in (("cpu", "cpu"), ("cuda", "cuda")):
-                mlir.register_lowering(prim, functools.partial(self._lower, mode=mode, arch=arch), platform=plat)
+                mlir.register_lowering(
+                    prim, functools.partial(self._lower, mode=mode, arch=arch), platform=plat
+                )
         mlir.register_lowering(lin, self._lin_lower)
         ad.primitive_jvps[f] = self._fwd_jvp
         ad.primitive_transposes[f] = self._fwd_transpose
@@ -417,17 +432,13 @@ class _JaxOp:
                 touts = r if touts is None else [x + y for x, y in zip(touts, r)]
         else:
             # Taichi autodiff: integer inputs carry no gradient
-            mask = tuple(
-                m and _tdtype(_typeof(p).dtype).kind in "fc" for m, p in zip(nz, primals)
-            )
+            mask = tuple(m and _tdtype(_typeof(p).dtype).kind in "fc" for m, p in zip(nz, primals))
             op._diff_inputs(mask, "differentiation")
             if not any(mask):
                 return outs, [_Zero(a.to_tangent_aval()) for a in out_avals]
             nzt = [ad.instantiate_zeros(t) for t, m in zip(tangents, mask) if m]
             touts = self.lin.bind(*primals, *nzt, static=static, mask=mask)
-        touts = [
-            _Zero(a.to_tangent_aval()) if t is None else t for t, a in zip(touts, out_avals)
-        ]
+        touts = [_Zero(a.to_tangent_aval()) if t is None else t for t, a in zip(touts, out_avals)]
         return outs, touts
 
     def _fwd_transpose(self, cts, *args, static):
@@ -538,7 +549,9 @@ def _as_tuple(r, single, op, rule):
     if single:
         if isinstance(r, (tuple, list)):
             if len(r) != 1:
-                raise TypeError(f"{op.name}: the {rule} rule must return one array (outs returns one), got {r!r}")
+                raise TypeError(
+                    f"{op.name}: the {rule} rule must return one array (outs returns one), got {r!r}"
+                )
             return tuple(r)
         return (r,)
     if not isinstance(r, (tuple, list)):

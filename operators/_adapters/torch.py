@@ -47,7 +47,9 @@ def _tdtype(op, name, t):
     if d is None:
         d = _dtypes._BY_NAME.get(str(t).rsplit(".", 1)[-1])
         if d is None:
-            raise TypeError(f"{op.name}: argument '{name}' has torch dtype {t}, which tiarray does not support")
+            raise TypeError(
+                f"{op.name}: argument '{name}' has torch dtype {t}, which tiarray does not support"
+            )
         _TDT[t] = d
     return d
 
@@ -119,7 +121,11 @@ def _check_number(op, p, a):
 
 
 def _eager(op, skey, args):
-    key = ("torch", skey, *[(a.dtype, a.shape, a.is_cuda) if isinstance(a, _Tensor) else type(a) for a in args])
+    key = (
+        "torch",
+        skey,
+        *[(a.dtype, a.shape, a.is_cuda) if isinstance(a, _Tensor) else type(a) for a in args],
+    )
     plan = op._plans.get(key)
     if plan is None or not plan_is_current(plan):
         plan = _build(op, skey, args, key)
@@ -238,7 +244,9 @@ class _TorchOp:
         vname = f"tiarray::{self.name}{suffix}_vjp"
         schema = "(" + ", ".join([f"Tensor {n}" for n in names] + ["str static"]) + ") -> Tensor[]"
         vschema = (
-            "(" + ", ".join([f"Tensor {n}" for n in names] + ["Tensor[] cts", "str static", "str mask"]) + ") -> Tensor[]"
+            "("
+            + ", ".join([f"Tensor {n}" for n in names] + ["Tensor[] cts", "str static", "str mask"])
+            + ") -> Tensor[]"
         )
 
         def impl(*args):
@@ -487,6 +495,9 @@ def _fast_ok(args) -> bool:
 
 
 def call(op, args, static):
+    st = op._adapter_state.get("torch")
+    if st is None or len(args) not in st._fwd:  # define tiarray::<name> on the first call
+        _state(op).ops(len(args))
     skey = op._static_key(static) if static else ()
     if _fast_ok(args):
         outs, plan = _eager(op, skey, args)
@@ -526,3 +537,34 @@ def _call_op(op, skey, args):
     outs = fwd(*targs, _static_str(skey))
     res = _resolve_tensors(op, targs, skey)
     return outs[0] if res.single else tuple(outs)
+
+
+# ----------------------------------------------------------------------------- torch.compile
+
+
+def _traced_entry(uid, skey, *args):
+    """The call as torch.compile sees it: Dynamo puts this function into the graph as it
+    is (``allow_in_graph``) and AOTAutograd traces it with fake tensors, so the dispatch
+    code (caches, locks, op definition) runs as ordinary Python and only the custom op
+    reaches the graph."""
+    from .._operator import _BY_UID
+
+    op = _BY_UID[uid]
+    return _call_op(op, op._static_key(dict(skey)), args)
+
+
+torch._dynamo.allow_in_graph(_traced_entry)
+
+
+def _traced_call(op, args, static):
+    # Runs under Dynamo: pure code only (no caches, no locks, no mutation)
+    return _traced_entry(op._uid, tuple(sorted(static.items())), *args)
+
+
+def _install_hook():
+    from .. import _operator
+
+    _operator._TRACE_HOOK[0] = (torch.compiler.is_compiling, _traced_call)
+
+
+_install_hook()
