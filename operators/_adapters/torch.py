@@ -154,25 +154,21 @@ def _eager(op, skey, args):
 
 
 def _launch_cuda(plan, vals, dev):  # pragma: no cover - needs a GPU (benchmarks/gpu_check.py)
-    from tiarray import _cuda
+    from . import _cuda_ops
 
     stream = torch.cuda.current_stream(dev).cuda_stream
-    if stream:
-        _cuda.stream_wait(_cuda.LEGACY_STREAM, stream)
+    _cuda_ops.order(stream, before=True)
     plan.spec.launch(vals)
-    if stream:
-        _cuda.stream_wait(stream, _cuda.LEGACY_STREAM)
+    _cuda_ops.order(stream, before=False)
 
 
 def _launch_grad_cuda(spec, vals, grads, dev):  # pragma: no cover - needs a GPU
-    from tiarray import _cuda
+    from . import _cuda_ops
 
     stream = torch.cuda.current_stream(dev).cuda_stream
-    if stream:
-        _cuda.stream_wait(_cuda.LEGACY_STREAM, stream)
+    _cuda_ops.order(stream, before=True)
     spec.launch(vals, grads)
-    if stream:
-        _cuda.stream_wait(stream, _cuda.LEGACY_STREAM)
+    _cuda_ops.order(stream, before=False)
 
 
 # ----------------------------------------------------------------------------- static strings
