@@ -23,8 +23,8 @@ Call conventions (the contract every adapter implements):
   ``static_defaults``, or the call raises ``TypeError``.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: doctests here define Taichi kernels, which
+# need real annotation objects.
 import itertools
 import sys
 import threading

@@ -290,3 +290,16 @@ def test_thread_safety_jit_and_eager():
     for t in ts:
         t.join()
     assert not errors, errors
+
+
+def test_while_loop():
+    y = jnp.ones(4, jnp.float32)
+
+    def cond(c):
+        return c[0] < 50.0
+
+    out = jax.jit(lambda x: jax.lax.while_loop(cond, lambda c: axpy(2.0, c, y), x))(jnp.ones(4, jnp.float32))
+    ref = np.ones(4, np.float32)
+    while ref[0] < 50:
+        ref = 2 * ref + 1
+    np.testing.assert_allclose(out, ref)

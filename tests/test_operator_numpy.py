@@ -224,3 +224,13 @@ def test_import_and_numpy_call_import_no_framework(tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().endswith("ok")
+
+
+def test_taichi_ndarray_inputs_give_tiarrays():
+    import taichi as ti
+
+    x = ti.ndarray(ti.f32, 5)
+    x.from_numpy(np.arange(5, dtype=np.float32))
+    out = affine(x, mode="scale")
+    assert isinstance(out, ta.TiArray)
+    np.testing.assert_array_equal(np.asarray(out), 2 * np.arange(5, dtype=np.float32))
