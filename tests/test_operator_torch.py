@@ -227,3 +227,18 @@ def test_torch_compile_first_call_in_a_fresh_process(tmp_path, torch_first):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip().endswith("ok")
+
+
+def test_custom_op_autograd_route_matches_eager_route():
+    x0, y0 = rng.standard_normal(6), rng.standard_normal(6)
+    a = torch.tensor(0.3, dtype=torch.float64)
+    x1, y1 = _t(x0, grad=True), _t(y0, grad=True)
+    (poly(0.3, x1, y1) ** 2).sum().backward()  # eager autograd.Function route
+    x2, y2 = _t(x0, grad=True), _t(y0, grad=True)
+    (torch.ops.tiarray.t_poly(a, x2, y2, "()")[0] ** 2).sum().backward()  # custom-op route
+    torch.testing.assert_close(x1.grad, x2.grad)
+    torch.testing.assert_close(y1.grad, y2.grad)
+    x3 = _t(x0, grad=True)
+    (g,) = torch.autograd.grad(torch.ops.tiarray.t_poly(a, x3, x3, "()")[0].sum(), x3, create_graph=True)
+    with pytest.raises(RuntimeError, match=r"t_poly: second-order differentiation"):
+        g.sum().backward()
