@@ -113,7 +113,15 @@ class UndefinedPrimal:
 
     A ``transpose`` rule receives the call's inputs with the linear input(s) being
     transposed replaced by an ``UndefinedPrimal``; it returns one cotangent for each of
-    them (``None`` for the other inputs).
+    them (``None`` for the other inputs). tiarray creates them; rules only test for them
+    with ``isinstance``.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The shape of the input being transposed.
+    dtype : dtype-like
+        Its dtype.
 
     Attributes
     ----------
@@ -389,7 +397,19 @@ class Operator:
         ------
         TypeError
             Arrays of two frameworks, an argument that does not match the kernel's
-            annotation, unhashable or missing static parameters.
+            annotation (:class:`tiarray.KernelSignatureError`), unhashable or missing
+            static parameters, a transform the operator cannot support.
+
+        Examples
+        --------
+        >>> import numpy as np, taichi as ti, tiarray as ta
+        >>> @ti.kernel
+        ... def _shift(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1), by: ti.template()):
+        ...     for i in x:
+        ...         out[i] = x[i] + by
+        >>> shift = ta.Operator("shift_doc", kernel=_shift, outs=lambda x, by: ta.ShapeDtype(x.shape, x.dtype))
+        >>> shift(np.zeros(2), by=3)          # 'by' is static: one specialisation per value
+        array([3., 3.])
         """
         h = _TRACE_HOOK[0]
         if h is not None and h[0]():  # torch.compile is tracing this call

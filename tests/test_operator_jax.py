@@ -303,3 +303,12 @@ def test_while_loop():
     while ref[0] < 50:
         ref = 2 * ref + 1
     np.testing.assert_allclose(out, ref)
+
+
+def test_dlpack_export_still_works_after_ffi_registration():
+    # jax.ffi.pycapsule rewrites ctypes.pythonapi.PyCapsule_New.argtypes globally;
+    # tiarray's DLPack export uses private prototypes and must be unaffected.
+    axpy(1.0, jnp.ones(2, jnp.float32), jnp.ones(2, jnp.float32))
+    t = ta.asarray(np.arange(5.0))
+    np.testing.assert_array_equal(np.from_dlpack(t), np.arange(5.0))
+    np.testing.assert_array_equal(np.asarray(jax.dlpack.from_dlpack(t)), np.arange(5.0))

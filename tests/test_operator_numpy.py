@@ -234,3 +234,19 @@ def test_taichi_ndarray_inputs_give_tiarrays():
     out = affine(x, mode="scale")
     assert isinstance(out, ta.TiArray)
     np.testing.assert_array_equal(np.asarray(out), 2 * np.arange(5, dtype=np.float32))
+
+
+def test_kernels_per_arch():
+    from _operator_cases import _affine
+
+    op = ta.Operator(
+        "t_cpu_only", kernels={"cpu": _affine}, outs=lambda x, mode: ta.ShapeDtype(x.shape, x.dtype)
+    )
+    np.testing.assert_array_equal(op(np.ones(3), mode="scale"), 2 * np.ones(3))
+    gpu_only = ta.Operator(
+        "t_gpu_only", kernels={"cuda": _affine}, outs=lambda x, mode: ta.ShapeDtype(x.shape, x.dtype)
+    )
+    with pytest.raises(RuntimeError, match=r"t_gpu_only: no kernel for Taichi arch 'cpu'"):
+        gpu_only(np.ones(3), mode="scale")
+    with pytest.raises(TypeError, match="keys 'cpu' and/or 'cuda'"):
+        ta.Operator("bad", kernels={"metal": _affine}, outs=lambda x: x)

@@ -14,9 +14,13 @@ specialisation, and the string names the variant in graphs and error messages.
   autograd), and otherwise with Taichi autodiff through a second custom op,
   ``tiarray::<name>_vjp`` (the kernel's reverse-mode variant; it has its own fake
   implementation, so ``torch.compile`` traces the backward too);
-- eager calls that need none of this (no input requires grad, no tracing, no
-  ``torch.func`` transform, no dispatch mode, plain tensors) skip the dispatcher and
-  launch directly: the same implementation at a fraction of the cost.
+- eager calls take the cheapest correct route: nothing to record (no input requires
+  grad, no tracing, no ``torch.func`` transform, no dispatch/function mode, plain
+  tensors) -> a direct launch; inputs that require grad -> a ``torch.autograd.Function``
+  with the same backward as the custom op (the dispatcher's Python layers cost ~150 us
+  a call); tracing, transforms, modes, subclasses -> the custom op. Under
+  ``torch.compile``, ``Operator.__call__`` hands the call to an ``allow_in_graph``
+  entry point, so Dynamo never traces the dispatch code (caches, locks).
 
 CUDA tensors: Taichi launches on the legacy default stream; the launch is ordered after
 the work queued on torch's current stream, and torch's current stream after the launch,
