@@ -124,7 +124,7 @@ def _check_number(op, p, a):
     )
 
 
-def _eager(op, skey, args):
+def _eager(op, skey, args, direct=False):
     key = (
         "torch",
         skey,
@@ -145,8 +145,11 @@ def _eager(op, skey, args):
             vals.append(conv(a.item() if isinstance(a, _Tensor) else a))
     tdts, dev = plan.native_out
     outs = []
+    cpu = direct and dev.type == "cpu"
     for shape, tdt, nb, ls in zip(plan.out_shapes, tdts, plan.out_nbytes, plan.out_launch):
-        o = torch.zeros(shape, dtype=tdt, device=dev)
+        # (no device= on the direct route on the CPU: cheaper, and a default-device mode
+        # would have routed the call elsewhere)
+        o = torch.zeros(shape, dtype=tdt) if cpu else torch.zeros(shape, dtype=tdt, device=dev)
         outs.append(o)
         vals.append((o.data_ptr(), nb, ls))
     if dev.type == "cuda":  # pragma: no cover - needs a GPU
@@ -568,7 +571,7 @@ def call(op, args, static):
     skey = op._static_key(static) if static else ()
     route = _route(args)
     if route == _DIRECT:
-        outs, plan = _eager(op, skey, args)
+        outs, plan = _eager(op, skey, args, True)
         return outs[0] if plan.single else tuple(outs)
     if route == _FUNCTION:
         _check_grad_requests(op, args)
