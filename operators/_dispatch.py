@@ -27,6 +27,7 @@ _ADAPTER_MODULES = {
     "cupy": "cupy",
 }
 _adapters: dict = {}
+_MISSING = object()
 
 
 def _adapter(fw: str):
@@ -40,11 +41,16 @@ def _adapter(fw: str):
     return a
 
 
+_TYPE_FW: dict = {}  # type -> framework (framework_of caches too; this saves a call per argument)
+
+
 def framework_of_call(op, args) -> str:
     """The framework whose adapter runs this call (``"numpy"`` when no argument is an array)."""
     fw = None
     for a in args:
-        f = framework_of(a)
+        f = _TYPE_FW.get(type(a), _MISSING)
+        if f is _MISSING:
+            f = _TYPE_FW[type(a)] = framework_of(a)
         if f is None or f == fw:
             continue
         if fw is None:
@@ -66,4 +72,8 @@ def framework_of_call(op, args) -> str:
 
 def dispatch(op, args, static):
     """Run ``op`` on ``args``: the adapter of their framework converts in, launches, converts out."""
-    return _adapter(framework_of_call(op, args))(op, args, static)
+    fw = framework_of_call(op, args)
+    a = _adapters.get(fw)
+    if a is None:
+        a = _adapter(fw)
+    return a(op, args, static)

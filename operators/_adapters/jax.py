@@ -102,6 +102,7 @@ class _Record:
         "grad_mask",
         "extra",
         "mask",
+        "fast",
     )
 
 
@@ -156,7 +157,33 @@ def _build_record(op, mode, skey, in_avals, mask, arch, n_in) -> _Record:
         rec.grad_mask = None
     rec.spec = op._spec(res, arch, grad_mask=rec.grad_mask)
     rec.prog = _ti_impl.get_runtime().prog
+    rec.fast = _make_fast_fwd(rec) if mode == "fwd" and arch == "cpu" else None
     return rec
+
+
+def _make_fast_fwd(rec):
+    """A forward runner specialised to one record (generated code: no loops, constants
+    inlined), about a microsecond cheaper per call than the generic one."""
+    ns = {"U64": _U64, "memset": ctypes.memset}
+    body = []
+    vals = []
+    for i, k in enumerate(rec.ins):
+        if k[0]:
+            body.append(f"    a{i} = U64[(args[{i}] >> 3) + 3]")
+            vals.append(f"(a{i}, {k[1]}, {k[2]!r})")
+        else:
+            ns[f"V{i}"] = k[1]
+            body.append(f"    a{i} = V{i}[U64[(args[{i}] >> 3) + 3] >> {k[2]}]")
+            vals.append(f"a{i}")
+    for j, (nb, shape) in enumerate(rec.outs):
+        body.append(f"    o{j} = U64[(rets[{j}] >> 3) + 3]")
+        if nb:
+            body.append(f"    memset(o{j}, 0, {nb})")
+        vals.append(f"(o{j}, {nb}, {shape!r})")
+    body.append(f"    launch([{', '.join(vals)}])")
+    src = "def run(launch, args, rets):\n" + "\n".join(body) + "\n"
+    exec(compile(src, f"<tiarray {rec.op.name} ffi runner>", "exec"), ns)
+    return ns["run"]
 
 
 def _current_spec(rec):
@@ -176,6 +203,10 @@ _memmove = ctypes.memmove
 def _run_cpu(rid, api, ctx, args, rets):
     rec = _records[rid]
     spec = _current_spec(rec)
+    fast = rec.fast
+    if fast is not None:
+        fast(spec.launch, args, rets)
+        return
     U64 = _U64
     vals = []
     ins = rec.ins
