@@ -437,9 +437,17 @@ class Operator:
             hash(items)
         except TypeError:
             for k, v in items:
+                self._check_not_param(k)
                 _check_hashable(self.name, k, v)
             raise
         return items
+
+    def _check_not_param(self, k) -> None:
+        if any(p.name == k for p in self._params):
+            raise TypeError(
+                f"{self.name}: '{k}' is an input or output of the kernel: pass inputs positionally; "
+                "keyword arguments are static parameters"
+            )
 
     def _check_nargs(self, n: int) -> None:
         if n > len(self._params):
@@ -468,6 +476,8 @@ class Operator:
         n_in = len(in_sds)
         self._check_nargs(n_in)
         static = dict(skey)
+        for k in static:
+            self._check_not_param(k)
         sds = []
         for p, (dtype, shape) in zip(self._params, in_sds):
             if p.is_array:

@@ -157,6 +157,14 @@ def test_error_unhashable_static():
         tile(x, reps=[1, 2])
 
 
+def test_error_input_given_by_keyword():
+    x = np.ones(3, np.float32)
+    with pytest.raises(
+        TypeError, match=r"t_axpy: 'y' is an input or output of the kernel: pass inputs positionally"
+    ):
+        axpy(1.0, x, y=x)
+
+
 def test_error_missing_template():
     with pytest.raises(TypeError, match=r"t_affine.*missing static parameter 'mode'"):
         affine(np.ones(3))

@@ -9,6 +9,8 @@ from __future__ import annotations
 from tiarray._array_object import TiArray
 from tiarray._interop import copy_array, empty_owned, view_of
 
+_empty_owned = empty_owned
+
 from ._eager import make_plan, not_an_array, plan_is_current
 
 __all__ = ["call"]
@@ -57,10 +59,22 @@ def _build(op, skey, args, key):
 
 
 def call(op, args, static):
-    if not all(isinstance(a, TiArray) or not hasattr(a, "shape") for a in args):
-        args = _as_tiarray(op, args)
     skey = op._static_key(static) if static else ()
-    key = ("tiarray", skey, *[(a._dtype, a._shape) if isinstance(a, TiArray) else type(a) for a in args])
+    key = ["tiarray", skey]
+    for a in args:
+        if isinstance(a, TiArray):
+            key.append((a._dtype, a._shape))
+        elif hasattr(a, "shape"):  # a ti.ndarray: through a TiArray view
+            args = _as_tiarray(op, args)
+            key = (
+                "tiarray",
+                skey,
+                *[(a._dtype, a._shape) if isinstance(a, TiArray) else type(a) for a in args],
+            )
+            break
+        else:
+            key.append(type(a))
+    key = tuple(key)
     plan = op._plans.get(key)
     if plan is None or not plan_is_current(plan):
         plan = _build(op, skey, args, key)
@@ -81,7 +95,7 @@ def call(op, args, static):
 
         device = current_device()
     for shape, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch):
-        o = empty_owned(shape, d, device, zero=True)
+        o = _empty_owned(shape, d, device, zero=True)
         outs.append(o)
         vals.append((o._ptr, nb, ls))
     plan.spec.launch(vals)
