@@ -9,9 +9,9 @@ from __future__ import annotations
 from tiarray._array_object import TiArray
 from tiarray._interop import copy_array, empty_owned, view_of
 
-_empty_owned = empty_owned
-
 from ._eager import make_plan, not_an_array, plan_is_current
+
+_empty_owned = empty_owned
 
 __all__ = ["call"]
 
