@@ -100,7 +100,6 @@ class _Record:
         "outs",
         "n_in",
         "grad_mask",
-        "extra",
         "mask",
         "fast",
     )
@@ -548,12 +547,8 @@ class _JaxOp:
 
 
 def _sequential_batch(prim, args, dims, **params):
-    """vmap by running the primitive once per batch element (``lax.map``)."""
-    size = None
-    for a, d in zip(args, dims):
-        if d is not _not_mapped:
-            size = a.shape[d]
-            break
+    """vmap by running the primitive once per batch element (``lax.map``: one launch per
+    element at run time, one compiled body)."""
     mapped = [jnp.moveaxis(a, d, 0) for a, d in zip(args, dims) if d is not _not_mapped]
 
     def body(xs):
@@ -561,8 +556,6 @@ def _sequential_batch(prim, args, dims, **params):
         full = [next(it) if d is not _not_mapped else a for a, d in zip(args, dims)]
         return tuple(prim.bind(*full, **params))
 
-    if size == 0:  # pragma: no cover - lax.map handles empty batches, keep it explicit
-        pass
     outs = lax.map(body, tuple(mapped))
     return list(outs), [0] * len(outs)
 

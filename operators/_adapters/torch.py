@@ -239,8 +239,6 @@ class _TorchOp:
                 k += 1
             _used_names.add(name)
         self.name = name
-        n_all = len(op._params)
-        self._n_all = n_all
         self._fwd = {}  # n_in -> op handle (the number of inputs is fixed by the first call)
         self._lock = threading.Lock()
 
