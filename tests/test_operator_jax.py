@@ -305,10 +305,28 @@ def test_while_loop():
     np.testing.assert_allclose(out, ref)
 
 
-def test_dlpack_export_still_works_after_ffi_registration():
-    # jax.ffi.pycapsule rewrites ctypes.pythonapi.PyCapsule_New.argtypes globally;
-    # tiarray's DLPack export uses private prototypes and must be unaffected.
-    axpy(1.0, jnp.ones(2, jnp.float32), jnp.ones(2, jnp.float32))
+def test_dlpack_export_still_works_after_ffi_registration(tmp_path):
+    # jax.ffi.pycapsule would rewrite ctypes.pythonapi.PyCapsule_New.argtypes for the whole
+    # process; the adapter builds its capsules with a private prototype instead.
+    import subprocess
+    import sys
+
+    code = (
+        "import ctypes, numpy as np, taichi as ti, jax.numpy as jnp, tiarray as ta\n"
+        "before = ctypes.pythonapi.PyCapsule_New.argtypes\n"
+        "@ti.kernel\n"
+        "def k(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):\n"
+        "    for i in x:\n"
+        "        out[i] = x[i] + 1\n"
+        "op = ta.Operator('inc', kernel=k, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype))\n"
+        "assert (np.asarray(op(jnp.zeros(3))) == 1).all()\n"
+        "assert ctypes.pythonapi.PyCapsule_New.argtypes == before, ctypes.pythonapi.PyCapsule_New.argtypes\n"
+        "print('ok')\n"
+    )
+    script = tmp_path / "capsule.py"
+    script.write_text(code)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
     t = ta.asarray(np.arange(5.0))
     np.testing.assert_array_equal(np.from_dlpack(t), np.arange(5.0))
     np.testing.assert_array_equal(np.asarray(jax.dlpack.from_dlpack(t)), np.arange(5.0))

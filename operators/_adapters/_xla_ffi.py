@@ -28,7 +28,7 @@ import ctypes
 import os
 import re
 
-__all__ = ["api_version", "make_handler", "HANDLER_TYPE"]
+__all__ = ["api_version", "make_handler", "pycapsule", "HANDLER_TYPE"]
 
 # ----------------------------------------------------------------------------- ABI structs
 _p = ctypes.c_void_p
@@ -272,6 +272,21 @@ def get_stream(api: int, ctx: int) -> int:
 # ----------------------------------------------------------------------------- handlers
 
 HANDLER_TYPE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+
+# A private prototype of PyCapsule_New: ``jax.ffi.pycapsule`` builds the same capsule
+# (unnamed, no destructor) but sets ``ctypes.pythonapi.PyCapsule_New.argtypes`` for the
+# whole process, which breaks other users of that shared function object.
+_PyCapsule_New = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi)
+)
+
+
+def pycapsule(fn) -> object:
+    """A PyCapsule holding the C function pointer of ``fn`` (what ``register_ffi_target`` takes).
+
+    ``fn`` (a ctypes callback) must be kept alive as long as XLA may call it.
+    """
+    return _PyCapsule_New(ctypes.cast(fn, ctypes.c_void_p).value, None, None)
 
 
 def make_handler(run, describe_error):

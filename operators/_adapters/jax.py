@@ -317,7 +317,7 @@ def _capsule(platform: str):
     if h is None:
         run = _run_cpu if platform == "cpu" else _run_cuda
         cb = _xla_ffi.make_handler(run, _describe_error)
-        h = (cb, jax.ffi.pycapsule(cb))
+        h = (cb, _xla_ffi.pycapsule(cb))
         _handlers[platform] = h
     return h[1]
 
