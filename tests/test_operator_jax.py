@@ -330,3 +330,31 @@ def test_dlpack_export_still_works_after_ffi_registration(tmp_path):
     t = ta.asarray(np.arange(5.0))
     np.testing.assert_array_equal(np.from_dlpack(t), np.arange(5.0))
     np.testing.assert_array_equal(np.asarray(jax.dlpack.from_dlpack(t)), np.arange(5.0))
+
+
+def test_taichi_reset_between_calls(tmp_path):
+    """A jitted function keeps working after Taichi was reset (specs are recompiled)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, taichi as ti, jax, jax.numpy as jnp, tiarray as ta\n"
+        "@ti.kernel\n"
+        "def k(a: ti.f32, x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):\n"
+        "    for i in x:\n"
+        "        out[i] = a * x[i]\n"
+        "op = ta.Operator('scale', kernel=k, outs=lambda a, x: ta.ShapeDtype(x.shape, x.dtype))\n"
+        "f = jax.jit(lambda x: op(2.0, x))\n"
+        "x = jnp.arange(4.0, dtype=jnp.float32)\n"
+        "assert (np.asarray(f(x)) == 2 * np.arange(4)).all()\n"
+        "assert (op(3.0, np.arange(4.0)) == 3 * np.arange(4)).all()\n"
+        "ti.reset()\n"
+        "ta.init('cpu')\n"
+        "assert (np.asarray(f(x + 1)) == 2 * (np.arange(4) + 1)).all()\n"
+        "assert (op(3.0, np.arange(4.0)) == 3 * np.arange(4)).all()\n"
+        "print('ok')\n"
+    )
+    script = tmp_path / "reset.py"
+    script.write_text(code)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
