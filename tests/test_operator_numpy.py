@@ -61,6 +61,13 @@ def test_non_contiguous_and_readonly_inputs():
     y = base[1::2].copy()
     y.flags.writeable = False
     np.testing.assert_allclose(axpy(2.0, x, y), axpy_ref(2.0, x, y), rtol=1e-6)
+    # two strided inputs: both temporary copies must live until the launch
+    big = rng.standard_normal((3, 64)).astype(np.float32)
+    np.testing.assert_allclose(axpy(2.0, big[0, ::4], big[2, ::4]), axpy_ref(2.0, big[0, ::4], big[2, ::4]))
+    t = ta.asarray(big)
+    np.testing.assert_allclose(
+        np.asarray(axpy(2.0, t[0, ::4], t[2, ::4])), axpy_ref(2.0, big[0, ::4], big[2, ::4])
+    )
 
 
 def test_poly_float64():

@@ -24,6 +24,7 @@ class Plan:
         "prog",  # Taichi program the spec belongs to
         "in_conv",  # per input: None (array) or a scalar converter (float / int)
         "in_shapes",  # per input: launch shape of an array input (None for scalars)
+        "in_nbytes",  # per input: bytes of an array input (None for scalars)
         "out_shapes",  # per output: the array shape
         "out_launch",  # per output: launch shape (complex: trailing 2)
         "out_nbytes",  # per output: bytes
@@ -52,15 +53,19 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
     p.prog = _ti_impl.get_runtime().prog
     conv = []
     shapes = []
+    nbytes = []
     for prm, sd in zip(op._params, res.in_sds):
         if prm.is_array:
             conv.append(None)
             shapes.append(_launch_shape(sd))
+            nbytes.append(sd.size * sd.dtype.itemsize)
         else:
             conv.append(float if prm.kind == _P_FLOAT else int)
             shapes.append(None)
+            nbytes.append(None)
     p.in_conv = tuple(conv)
     p.in_shapes = tuple(shapes)
+    p.in_nbytes = tuple(nbytes)
     p.out_shapes = tuple(o.shape for o in res.outs)
     p.out_launch = tuple(_launch_shape(o) for o in res.outs)
     p.out_nbytes = tuple(o.size * o.dtype.itemsize for o in res.outs)

@@ -33,6 +33,7 @@ import ast
 import threading
 
 import torch
+from taichi.lang import impl as _ti_impl
 
 from tiarray import _dtypes
 from tiarray._launch import _P_FLOAT
@@ -579,8 +580,36 @@ def call(op, args, static):
         else:
             key.append(type(a))
     if not grad:
-        outs, plan = _eager(op, skey, args, tuple(key))
-        return outs[0] if plan.single else tuple(outs)
+        # the direct route: _eager inlined (this is the hot path of eager torch code)
+        key = tuple(key)
+        plan = op._plans.get(key)
+        if plan is None or plan.prog is not _ti_impl.pytaichi.prog:
+            plan = _build(op, skey, args, key)
+        vals = []
+        keep = None
+        for conv, shp, nb, a in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes, args):
+            if conv is None:
+                if not a.is_contiguous() or a.is_neg() or a.is_conj():
+                    a = a.resolve_conj().resolve_neg().contiguous()
+                    keep = (keep or []) + [a]  # alive until the launch returns
+                vals.append((a.data_ptr(), nb, shp))
+            else:
+                vals.append(conv(a.item() if isinstance(a, _Tensor) else a))
+        tmpls, dev = plan.native_out
+        if len(tmpls) == 1:
+            o = _zeros_like(tmpls[0], memory_format=_contiguous)
+            vals.append((o.data_ptr(), plan.out_nbytes[0], plan.out_launch[0]))
+            outs = (o,)
+        else:
+            outs = tuple(_zeros_like(t, memory_format=_contiguous) for t in tmpls)
+            for o, nb, ls in zip(outs, plan.out_nbytes, plan.out_launch):
+                vals.append((o.data_ptr(), nb, ls))
+        if dev.type == "cuda":  # pragma: no cover - needs a GPU
+            _launch_cuda(plan, vals, dev)
+        else:
+            plan.spec.launch(vals)
+        del keep
+        return outs[0] if plan.single else outs
     _check_grad_requests(op, args)
     outs = _EagerFunction.apply(op, skey, *args)
     return outs[0] if len(outs) == 1 and _single(op, skey, args) else tuple(outs)
