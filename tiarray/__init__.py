@@ -48,6 +48,7 @@ from ._creation_functions import (
     full_like,
 )
 from ._launch import Launcher, KernelSignatureError, set_serial_threshold
+from .operators import Operator, ShapeDtype, UndefinedPrimal
 
 # ---- api-elementwise: element-wise functions, operators, data type functions, creation
 from ._elementwise_functions import (
@@ -72,6 +73,8 @@ __all__ = [
     # runtime and types
     "Device", "init", "is_initialized", "TiArray", "DType", "isdtype",
     "Launcher", "KernelSignatureError", "set_serial_threshold",
+    # operators
+    "Operator", "ShapeDtype", "UndefinedPrimal",
     # dtypes
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
