@@ -72,7 +72,18 @@ def tests_all(session):
 def tests_cupy(session):
     """CuPy on a CUDA GPU (not run in CI: CI has no GPU)."""
     session.install(*C, ".[test,cupy]")
-    _pytest(session, "cupy")
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "-m",
+        "cupy",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
+        env={**ENV, "TIARRAY_ARCH": "cuda"},
+    )
 
 
 @nox.session(python=PY)

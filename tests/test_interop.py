@@ -321,7 +321,8 @@ def test_jax_array_outlives_tiarray_and_back(jax):
 
 @pytest.mark.parametrize("dtype", ["bool", "int32", "uint8", "float32", "float64", "complex64"])
 def test_array_api_strict_roundtrip(dtype):
-    xs = pytest.importorskip("array_api_strict")
+    import array_api_strict as xs
+
     x = xs.asarray(base(dtype))
     t = ta.asarray(x)
     np.testing.assert_array_equal(np.asarray(t), base(dtype))

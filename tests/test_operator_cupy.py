@@ -3,11 +3,9 @@
 Run in their own process with Taichi on CUDA: ``TIARRAY_ARCH=cuda pytest -m cupy``.
 """
 
+import cupy  # noqa: E402  (conftest ignores this file where cupy is not installed)
 import numpy as np
 import pytest
-
-cupy = pytest.importorskip("cupy")
-
 from _operator_cases import affine, axpy, axpy_ref, split, split_ref  # noqa: E402
 
 import tiarray as ta  # noqa: E402

@@ -2,11 +2,10 @@
 
 import threading
 
+import jax  # noqa: E402  (conftest ignores this file where jax is not installed)
+import jax.numpy as jnp  # noqa: E402
 import numpy as np
 import pytest
-
-jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
 from _operator_cases import (  # noqa: E402
     BATCH_CALLS,
     affine,
