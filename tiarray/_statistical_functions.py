@@ -432,3 +432,108 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False) -> TiArray:
     1.0
     """
     return _var(x, axis, correction, keepdims, "std", _kr.POST_SQRT)
+
+
+# ----------------------------------------------------------------------------- scans
+
+
+def _cumulative(x, axis, dtype, include_initial, op, func):
+    from ._kernels.scan import scan_into
+
+    x = check_array(x, func)
+    check_dtype(x, "numeric", func)
+    if x.ndim == 0:
+        raise ValueError(f"{func}(): expected an array with at least one dimension, got a 0-d array")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(
+                f"{func}(): argument 'axis' is required for a {x.ndim}-d array (it may be omitted only "
+                "for 1-d arrays)"
+            )
+        axis = 0
+    else:
+        axis = normalize_axis(axis, x.ndim, func)
+    check_bool(include_initial, func, "include_initial")
+    out_dtype = sumprod_dtype(x, dtype, func)
+    shape = list(x._shape)
+    shape[axis] += 1 if include_initial else 0
+    out = empty_owned(tuple(shape), out_dtype, x._device)
+    scan_into(out, _prepare(x, out_dtype), axis, op, acc_dtype(out_dtype), include_initial)
+    return out
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False) -> TiArray:
+    """Cumulative sum of the elements of ``x`` along an axis.
+
+    Parameters
+    ----------
+    x : TiArray
+        Input array of a numeric data type, with at least one dimension.
+    axis : int, optional
+        The axis to accumulate along; required when ``x`` has more than one dimension.
+    dtype : DType, optional
+        Data type of the result; ``x`` is cast to it first. Default: as :func:`sum`
+        (signed integers give ``int64``, unsigned integers ``uint64``).
+    include_initial : bool, optional
+        Start the result with the additive identity (zero), making the axis one longer.
+
+    Returns
+    -------
+    TiArray
+        The running sums (C-contiguous).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a numeric TiArray or ``dtype`` is not acceptable.
+    ValueError
+        If ``x`` is 0-d, or ``axis`` is missing for a multi-dimensional ``x``.
+    AxisError
+        If ``axis`` is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np, tiarray as ta
+    >>> ta.cumulative_sum(ta.asarray(np.array([1, 2, 3]))).tolist()
+    [1, 3, 6]
+    >>> ta.cumulative_sum(ta.asarray(np.array([[1, 2], [3, 4]])), axis=0, include_initial=True).tolist()
+    [[0, 0], [1, 2], [4, 6]]
+    """
+    return _cumulative(x, axis, dtype, include_initial, _kr.SUM, "cumulative_sum")
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False) -> TiArray:
+    """Cumulative product of the elements of ``x`` along an axis.
+
+    Parameters
+    ----------
+    x : TiArray
+        Input array of a numeric data type, with at least one dimension.
+    axis : int, optional
+        The axis to accumulate along; required when ``x`` has more than one dimension.
+    dtype : DType, optional
+        Data type of the result; ``x`` is cast to it first. Default: as :func:`prod`.
+    include_initial : bool, optional
+        Start the result with the multiplicative identity (one).
+
+    Returns
+    -------
+    TiArray
+        The running products (C-contiguous).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a numeric TiArray or ``dtype`` is not acceptable.
+    ValueError
+        If ``x`` is 0-d, or ``axis`` is missing for a multi-dimensional ``x``.
+    AxisError
+        If ``axis`` is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np, tiarray as ta
+    >>> ta.cumulative_prod(ta.asarray(np.array([1.0, 2.0, 3.0])), include_initial=True).tolist()
+    [1.0, 1.0, 2.0, 6.0]
+    """
+    return _cumulative(x, axis, dtype, include_initial, _kr.PROD, "cumulative_prod")

@@ -147,37 +147,54 @@ def _step(op: ti.template(), acc_t: ti.template(), a, v, mu):
 
 
 @ti.func
-def _nonzero(x: ti.template(), i, cplx: ti.template(), acc_t: ti.template()):
-    nz = x[i] != 0
+def nonzero_bits(v, xbits: ti.template()):
+    """Whether ``v`` is non-zero. For floats (``xbits`` 16/32/64) the test is on the bits:
+    Taichi compiles ``!=`` as an ordered comparison, which is False for NaN."""
+    r = False
+    if ti.static(xbits == 0):
+        r = v != 0
+    elif ti.static(xbits == 16):
+        r = (ti.bit_cast(v, ti.u16) & ti.u16(0x7FFF)) != ti.u16(0)
+    elif ti.static(xbits == 32):
+        r = (ti.bit_cast(v, ti.u32) & ti.u32(0x7FFFFFFF)) != ti.u32(0)
+    else:
+        r = (ti.bit_cast(v, ti.u64) & ti.u64(0x7FFFFFFFFFFFFFFF)) != ti.u64(0)
+    return r
+
+
+@ti.func
+def _nonzero(x: ti.template(), i, cplx: ti.template(), acc_t: ti.template(), xbits: ti.template()):
+    nz = nonzero_bits(x[i], xbits)
     if ti.static(cplx):
-        nz = nz or x[i + 1] != 0
+        nz = nz or nonzero_bits(x[i + 1], xbits)
     return ti.cast(nz, acc_t)
 
 
 @ti.func
 def _run_real(x: ti.template(), lo, s, cnt, op: ti.template(), acc_t: ti.template(), val_t: ti.template(),
-              key_t: ti.template(), fkey: ti.template(), widen: ti.template(), one, mu, init):
+              key_t: ti.template(), fkey: ti.template(), widen: ti.template(), one, mu, init, xbits: ti.template()):
     """Reduce ``cnt`` elements ``x[lo + k * s]`` into ``init`` (real data)."""
     a = init
     if s == 1:
         # the loop variable is the index: LLVM sees consecutive loads and vectorises
         for i in range(lo, lo + cnt):
             if ti.static(op == ALL or op == ANY or op == COUNT):
-                a = _step(op, acc_t, a, _nonzero(x, i, False, acc_t), mu)
+                a = _step(op, acc_t, a, _nonzero(x, i, False, acc_t, xbits), mu)
             else:
                 a = _step(op, acc_t, a, _value(x, i, op, acc_t, val_t, key_t, fkey, widen, one), mu)
     else:
         for k in range(cnt):
             i = lo + k * s
             if ti.static(op == ALL or op == ANY or op == COUNT):
-                a = _step(op, acc_t, a, _nonzero(x, i, False, acc_t), mu)
+                a = _step(op, acc_t, a, _nonzero(x, i, False, acc_t, xbits), mu)
             else:
                 a = _step(op, acc_t, a, _value(x, i, op, acc_t, val_t, key_t, fkey, widen, one), mu)
     return a
 
 
 @ti.func
-def _run_complex(x: ti.template(), lo, s, cnt, op: ti.template(), acc_t: ti.template(), one, ar, ai):
+def _run_complex(x: ti.template(), lo, s, cnt, op: ti.template(), acc_t: ti.template(), one, ar, ai,
+                 xbits: ti.template()):
     """Reduce ``cnt`` complex elements (pairs at ``lo + k * s``) into ``(ar, ai)``."""
     for k in range(cnt):
         i = lo + k * s
@@ -189,7 +206,7 @@ def _run_complex(x: ti.template(), lo, s, cnt, op: ti.template(), acc_t: ti.temp
             vi = ti.cast(x[i + 1], acc_t)
             ar, ai = ar * vr - ai * vi, ar * vi + ai * vr
         else:
-            ar = _step(op, acc_t, ar, _nonzero(x, i, True, acc_t), ar)
+            ar = _step(op, acc_t, ar, _nonzero(x, i, True, acc_t, xbits), ar)
     return ar, ai
 
 
@@ -198,6 +215,7 @@ def _task(
     x: ti.template(), aux: ti.template(), meta: ti.template(), t, n_chunks, chunk, m, one,
     op: ti.template(), acc_t: ti.template(), val_t: ti.template(), cplx: ti.template(),
     pairwise: ti.template(), key_t: ti.template(), fkey: ti.template(), widen: ti.template(),
+    xbits: ti.template(),
 ):
     """The accumulator ``(re, im)`` of task ``t``: chunk ``t % n_chunks`` of output
     ``t // n_chunks``."""
@@ -246,11 +264,11 @@ def _task(
                 br = ti.cast(0, acc_t)
                 bi = ti.cast(0, acc_t)
                 if ti.static(cplx):
-                    br, bi = _run_complex(x, lo, ti.cast(sL, ti.i32), ti.cast(blk, ti.i32), op, acc_t, one, br, bi)
+                    br, bi = _run_complex(x, lo, ti.cast(sL, ti.i32), ti.cast(blk, ti.i32), op, acc_t, one, br, bi, xbits)
                 else:
                     br = _run_real(
                         x, lo, ti.cast(sL, ti.i32), ti.cast(blk, ti.i32), op, acc_t, val_t, key_t, fkey, widen,
-                        one, mu, br,
+                        one, mu, br, xbits,
                     )
                 # push the block sum on a binary counter: sums of equal sizes merge
                 carry = 1
@@ -272,11 +290,11 @@ def _task(
         else:
             lo = ti.cast(off, ti.i32)
             if ti.static(cplx):
-                ar, ai = _run_complex(x, lo, ti.cast(sL, ti.i32), ti.cast(r, ti.i32), op, acc_t, one, ar, ai)
+                ar, ai = _run_complex(x, lo, ti.cast(sL, ti.i32), ti.cast(r, ti.i32), op, acc_t, one, ar, ai, xbits)
             else:
                 ar = _run_real(
                     x, lo, ti.cast(sL, ti.i32), ti.cast(r, ti.i32), op, acc_t, val_t, key_t, fkey, widen, one,
-                    mu, ar,
+                    mu, ar, xbits,
                 )
         pos += r
     if ti.static(pairwise):
@@ -356,6 +374,7 @@ def _reduce(
     widen: ti.template(),
     direct: ti.template(),
     serial2: ti.template(),
+    xbits: ti.template(),
 ):
     # meta = [offset, ndo, ndi, oshape[ndo], ostrides[ndo], ishape[ndi], istrides[ndi]], in
     # elements of x (real elements for complex data, whose pairs sit at off, off + 1).
@@ -365,7 +384,7 @@ def _reduce(
     # out at once; otherwise the chunks' accumulators go to part, and a second loop
     # (serial if serial2) combines them.
     for t in range(n_out * n_chunks):
-        ar, ai = _task(x, aux, meta, t, n_chunks, chunk, m, one, op, acc_t, val_t, cplx, pairwise, key_t, fkey, widen)
+        ar, ai = _task(x, aux, meta, t, n_chunks, chunk, m, one, op, acc_t, val_t, cplx, pairwise, key_t, fkey, widen, xbits)
         if ti.static(direct):
             _finish(out, t, ar, ai, div, acc_t, val_t, out_t, cplx, post, key_t, fkey)
         else:
@@ -500,6 +519,12 @@ def get_spec(launcher: Launcher, sigs, templates, *, serial: bool, fm: bool):
 _KEY_DTYPE = {4: _dtypes.uint32, 8: _dtypes.uint64}
 
 
+def float_bits(dtype: _dtypes.DType) -> int:
+    """Bits of a (component of a) floating dtype, 0 for other dtypes (a template value)."""
+    k = kernel_dtype(dtype)
+    return 8 * k.itemsize if k.kind == "f" else 0
+
+
 def _types(op, x_dtype, acc_dtype):
     """(accumulator kernel dtype, the template tail (val_t, key_t, fkey, widen), fast
     math) of ``op`` on ``x_dtype``."""
@@ -565,7 +590,7 @@ def reduce_into(
     spec = get_spec(
         _launcher,
         [(out_k, 1, False), (acc_k, 1, False), (x_k, 1, False), (aux_k, 1, False), (_dtypes.int64, 1, False)],
-        (op, acc_t, tail[0], _dtypes.taichi_type(out_k), cplx, post, pairwise, *tail[1:], direct, n_out <= 64),
+        (op, acc_t, tail[0], _dtypes.taichi_type(out_k), cplx, post, pairwise, *tail[1:], direct, n_out <= 64, float_bits(x._dtype)),
         serial=serial,
         fm=fm,
     )
@@ -573,3 +598,132 @@ def reduce_into(
         [flat_arg(out), flat_arg(part), span, flat_arg(aux), meta_arg(meta), n_out, n_chunks, chunk_len, m,
          float(div), 1.0]
     )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- argmax/argmin
+
+
+@ti.kernel
+def _argreduce(
+    out: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    pval: ti.types.ndarray(ndim=1),
+    pidx: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    x: ti.types.ndarray(ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n_out: ti.i32,
+    n_chunks: ti.i32,
+    chunk: ti.i64,
+    m: ti.i64,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    direct: ti.template(),
+    serial2: ti.template(),
+):
+    # Walks the reduced axes in C order (no reordering): the index of an element is its
+    # position in that walk. Strict comparisons keep the first occurrence; NaN is the
+    # extreme key (the first NaN wins, as in NumPy).
+    for t in range(n_out * n_chunks):
+        o = t // n_chunks
+        c = t - o * n_chunks
+        ndo = meta[1]
+        ndi = meta[2]
+        ish = 3 + 2 * ndo
+        base = meta[0]
+        rem = ti.cast(o, ti.i64)
+        for kk in range(ndo):
+            d = ndo - 1 - kk
+            sh = meta[3 + d]
+            base += (rem % sh) * meta[3 + ndo + d]
+            rem = rem // sh
+        start = ti.cast(c, ti.i64) * chunk
+        end = ti.min(start + chunk, m)
+        L = meta[ish + ndi - 1]
+        sL = meta[ish + 2 * ndi - 1]
+        best = ti.cast(0, acc_t)
+        bidx = start
+        if start < end:
+            off0, j0 = _walk_offset(meta, base, start, ndi, ish)
+            best = _value(x, ti.cast(off0 + j0 * sL, ti.i32), op, acc_t, val_t, key_t, fkey, False, 1.0)
+        pos = start
+        while pos < end:
+            off, j = _walk_offset(meta, base, pos, ndi, ish)
+            r = ti.min(L - j, end - pos)
+            lo = ti.cast(off + j * sL, ti.i32)
+            s = ti.cast(sL, ti.i32)
+            for k in range(ti.cast(r, ti.i32)):
+                v = _value(x, lo + k * s, op, acc_t, val_t, key_t, fkey, False, 1.0)
+                better = v > best
+                if ti.static(op == MIN):
+                    better = v < best
+                if better:
+                    best = v
+                    bidx = pos + k
+            pos += r
+        if ti.static(direct):
+            out[t] = bidx
+        else:
+            pval[t] = best
+            pidx[t] = bidx
+    if ti.static(not direct):
+        if ti.static(serial2):
+            ti.loop_config(serialize=True)
+        for o in range(n_out):
+            b = o * n_chunks
+            best = ti.cast(pval[b], acc_t)
+            bidx = pidx[b]
+            for c in range(1, n_chunks):
+                v = ti.cast(pval[b + c], acc_t)
+                better = v > best
+                if ti.static(op == MIN):
+                    better = v < best
+                if better:
+                    best = v
+                    bidx = pidx[b + c]
+            out[o] = bidx
+
+
+_arg_launcher = Launcher(_argreduce, name="argreduce")
+
+
+def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
+    """Index of the first maximum (``is_max``) or minimum of ``x`` over ``axes`` (walked in
+    C order) into the C-contiguous int64 ``out``. ``x`` must be real and the reduction
+    non-empty."""
+    n_out = out.size
+    if n_out == 0:
+        return
+    span, off, outer, inner, _ = split_axes(x, axes, reorder=False)
+    m = math.prod(inner[0])
+    device = x._device
+    acc_dtype = _dtypes.int32 if x._dtype.kind in "iu" and x._dtype.itemsize < 4 else x._dtype
+    acc_k, tail, _ = _types(MAX, x._dtype, acc_dtype)
+    acc_t = _dtypes.taichi_type(acc_k)
+    serial = _arg_launcher.use_serial(n_out * m * x._dtype.itemsize)
+    on_cpu = _runtime.is_cpu()
+    chunk_len = _CPU_CHUNK if on_cpu else _CUDA_CHUNK
+    many_out = n_out >= (8 * num_threads() if on_cpu else 8192)
+    if serial or many_out or m <= chunk_len:
+        n_chunks, chunk_len = 1, max(m, 1)
+    else:
+        n_chunks = -(-m // chunk_len)
+    direct = n_chunks == 1
+    if direct:
+        pval, pidx = dummy(acc_k, device), dummy(_dtypes.int64, device)
+    else:
+        from .._interop import empty_owned
+
+        pval = empty_owned((n_out * n_chunks,), acc_k, device)
+        pidx = empty_owned((n_out * n_chunks,), _dtypes.int64, device)
+    meta = _meta(off, outer, inner)
+    i64 = (_dtypes.int64, 1, False)
+    spec = get_spec(
+        _arg_launcher,
+        [i64, (acc_k, 1, False), i64, (kernel_dtype(x._dtype), 1, False), i64],
+        (MAX if is_max else MIN, acc_t, tail[0], tail[1], tail[2], direct, n_out <= 64),
+        serial=serial,
+        fm=False,
+    )
+    spec.launch([flat_arg(out), flat_arg(pval), flat_arg(pidx), span, meta_arg(meta), n_out, n_chunks, chunk_len, m])
