@@ -49,38 +49,6 @@ from ._creation_functions import (
 )
 from ._launch import Launcher, KernelSignatureError, set_serial_threshold
 
-# --- statistical, searching, sorting, set and utility functions (api-reductions) -------
-from ._statistical_functions import (
-    cumulative_prod,
-    cumulative_sum,
-    max,
-    mean,
-    min,
-    prod,
-    std,
-    sum,
-    var,
-)
-from ._searching_functions import argmax, argmin, count_nonzero, nonzero, searchsorted
-from ._sorting_functions import argsort, sort
-from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
-from ._utility_functions import all, any, diff
-from ._reductions import AxisError
-
-_REDUCTIONS_ALL = [
-    # statistical
-    "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
-    # searching (where: element-wise functions)
-    "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted",
-    # sorting
-    "argsort", "sort",
-    # set
-    "unique_all", "unique_counts", "unique_inverse", "unique_values",
-    # utility
-    "all", "any", "diff",
-    "AxisError",
-]  # fmt: skip
-# --- end of api-reductions ---------------------------------------------------------------
 
 __all__ = [
     "__array_api_version__",
@@ -95,4 +63,36 @@ __all__ = [
     "asarray", "from_dlpack", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "ones_like", "full", "full_like",
 ]  # fmt: skip
-__all__ += _REDUCTIONS_ALL
+
+# --- statistical, searching, sorting, set and utility functions (api-reductions) -------
+from ._reductions import AxisError
+from ._searching_functions import argmax, argmin, count_nonzero, nonzero, searchsorted
+from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
+from ._sorting_functions import argsort, sort
+from ._statistical_functions import (
+    cumulative_prod,
+    cumulative_sum,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    sum,
+    var,
+)
+from ._utility_functions import all, any, diff
+
+__all__ += [
+    # statistical
+    "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
+    # searching (where: element-wise functions)
+    "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted",
+    # sorting
+    "argsort", "sort",
+    # set
+    "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    # utility
+    "all", "any", "diff",
+    "AxisError",
+]  # fmt: skip
+# --- end of api-reductions ---------------------------------------------------------------

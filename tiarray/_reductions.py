@@ -34,9 +34,7 @@ def check_array(x, func: str, arg: str = "x") -> TiArray:
 def check_dtype(x: TiArray, category: str, func: str, arg: str = "x") -> None:
     """Raise ``TypeError`` unless ``x.dtype`` belongs to ``category`` (see ``_dtypes.CATEGORIES``)."""
     if x._dtype not in _dtypes.CATEGORIES[category]:
-        raise TypeError(
-            f"{func}(): argument '{arg}' must have a {category} data type, got {x._dtype.name}"
-        )
+        raise TypeError(f"{func}(): argument '{arg}' must have a {category} data type, got {x._dtype.name}")
     if x._dtype._ti_name is None:
         raise TypeError(f"{func}(): {x._dtype.name} is not supported by tiarray's kernels")
 

@@ -265,12 +265,16 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None) -> TiArray:
     try:
         common = _dtypes.promote(x1._dtype, x2._dtype)
     except TypeError as e:
-        raise TypeError(f"{func}(): x1 ({x1._dtype.name}) and x2 ({x2._dtype.name}) cannot be compared: {e}") from None
+        raise TypeError(
+            f"{func}(): x1 ({x1._dtype.name}) and x2 ({x2._dtype.name}) cannot be compared: {e}"
+        ) from None
     if sorter is not None:
         sorter = check_array(sorter, func, "sorter")
         check_dtype(sorter, "integer", func, "sorter")
         if sorter._shape != x1._shape:
-            raise ValueError(f"{func}(): argument 'sorter' must have the shape of x1 {x1._shape}, got {sorter._shape}")
+            raise ValueError(
+                f"{func}(): argument 'sorter' must have the shape of x1 {x1._shape}, got {sorter._shape}"
+            )
         if sorter.size:
             lo = _arg_extreme(sorter, _kr.MIN)
             hi = _arg_extreme(sorter, _kr.MAX)

@@ -101,7 +101,9 @@ def _as_part(v, x: TiArray, axis: int, func: str, arg: str) -> TiArray:
         shape[axis] = 1
         return broadcast_view(asarray(v, dtype=dt, device=x._device), tuple(shape), func=func)
     v = check_array(v, func, arg)
-    if v.ndim != x.ndim or builtins.any(a != b for i, (a, b) in enumerate(zip(v._shape, x._shape)) if i != axis):
+    if v.ndim != x.ndim or builtins.any(
+        a != b for i, (a, b) in enumerate(zip(v._shape, x._shape)) if i != axis
+    ):
         raise ValueError(
             f"{func}(): argument '{arg}' must have the shape of x {x._shape} except along axis {axis}, "
             f"got {v._shape}"
@@ -148,7 +150,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> TiArray:
     >>> ta.diff(ta.asarray(np.array([1, 4, 9, 16]))).tolist()
     [3, 5, 7]
     >>> ta.diff(ta.asarray(np.array([1, 4, 9, 16])), n=2, prepend=0).tolist()
-    [-2, 2, 2]
+    [2, 2, 2]
     """
     from ._kernels.select import forward_difference
     from ._reductions import _index

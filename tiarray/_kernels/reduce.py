@@ -24,9 +24,8 @@ import math
 import numpy as np
 import taichi as ti
 
-from .. import _dtypes, _runtime
+from .. import _dtypes, _launch, _runtime
 from .._array_object import TiArray
-from .. import _launch
 from .._launch import Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
@@ -102,8 +101,17 @@ def _walk_offset(meta: ti.template(), base, pos, ndi, ish):
 
 
 @ti.func
-def _value(x: ti.template(), i, op: ti.template(), acc_t: ti.template(), val_t: ti.template(),
-           key_t: ti.template(), fkey: ti.template(), widen: ti.template(), one):
+def _value(
+    x: ti.template(),
+    i,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    widen: ti.template(),
+    one,
+):
     """Element ``x[i]`` as the accumulator sees it (a float key for float max/min; a
     widened value for sums, multiplied by the runtime ``one`` so that LLVM cannot narrow
     the wide accumulation back to the input precision)."""
@@ -171,8 +179,22 @@ def _nonzero(x: ti.template(), i, cplx: ti.template(), acc_t: ti.template(), xbi
 
 
 @ti.func
-def _run_real(x: ti.template(), lo, s, cnt, op: ti.template(), acc_t: ti.template(), val_t: ti.template(),
-              key_t: ti.template(), fkey: ti.template(), widen: ti.template(), one, mu, init, xbits: ti.template()):
+def _run_real(
+    x: ti.template(),
+    lo,
+    s,
+    cnt,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    widen: ti.template(),
+    one,
+    mu,
+    init,
+    xbits: ti.template(),
+):
     """Reduce ``cnt`` elements ``x[lo + k * s]`` into ``init`` (real data)."""
     a = init
     if s == 1:
@@ -193,8 +215,9 @@ def _run_real(x: ti.template(), lo, s, cnt, op: ti.template(), acc_t: ti.templat
 
 
 @ti.func
-def _run_complex(x: ti.template(), lo, s, cnt, op: ti.template(), acc_t: ti.template(), one, ar, ai,
-                 xbits: ti.template()):
+def _run_complex(
+    x: ti.template(), lo, s, cnt, op: ti.template(), acc_t: ti.template(), one, ar, ai, xbits: ti.template()
+):
     """Reduce ``cnt`` complex elements (pairs at ``lo + k * s``) into ``(ar, ai)``."""
     for k in range(cnt):
         i = lo + k * s
@@ -212,17 +235,30 @@ def _run_complex(x: ti.template(), lo, s, cnt, op: ti.template(), acc_t: ti.temp
 
 @ti.func
 def _task(
-    x: ti.template(), aux: ti.template(), meta: ti.template(), t, n_chunks, chunk, m, one,
-    op: ti.template(), acc_t: ti.template(), val_t: ti.template(), cplx: ti.template(),
-    pairwise: ti.template(), key_t: ti.template(), fkey: ti.template(), widen: ti.template(),
+    x: ti.template(),
+    aux: ti.template(),
+    meta: ti.template(),
+    t,
+    n_chunks,
+    chunk,
+    m,
+    one,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    cplx: ti.template(),
+    pairwise: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    widen: ti.template(),
     xbits: ti.template(),
 ):
     """The accumulator ``(re, im)`` of task ``t``: chunk ``t % n_chunks`` of output
     ``t // n_chunks``."""
     o = t // n_chunks
     c = t - o * n_chunks
-    ndo = meta[1]
-    ndi = meta[2]
+    ndo = ti.cast(meta[1], ti.i32)
+    ndi = ti.cast(meta[2], ti.i32)
     ish = 3 + 2 * ndo
     base = meta[0]
     rem = ti.cast(o, ti.i64)
@@ -264,11 +300,25 @@ def _task(
                 br = ti.cast(0, acc_t)
                 bi = ti.cast(0, acc_t)
                 if ti.static(cplx):
-                    br, bi = _run_complex(x, lo, ti.cast(sL, ti.i32), ti.cast(blk, ti.i32), op, acc_t, one, br, bi, xbits)
+                    br, bi = _run_complex(
+                        x, lo, ti.cast(sL, ti.i32), ti.cast(blk, ti.i32), op, acc_t, one, br, bi, xbits
+                    )
                 else:
                     br = _run_real(
-                        x, lo, ti.cast(sL, ti.i32), ti.cast(blk, ti.i32), op, acc_t, val_t, key_t, fkey, widen,
-                        one, mu, br, xbits,
+                        x,
+                        lo,
+                        ti.cast(sL, ti.i32),
+                        ti.cast(blk, ti.i32),
+                        op,
+                        acc_t,
+                        val_t,
+                        key_t,
+                        fkey,
+                        widen,
+                        one,
+                        mu,
+                        br,
+                        xbits,
                     )
                 # push the block sum on a binary counter: sums of equal sizes merge
                 carry = 1
@@ -290,11 +340,25 @@ def _task(
         else:
             lo = ti.cast(off, ti.i32)
             if ti.static(cplx):
-                ar, ai = _run_complex(x, lo, ti.cast(sL, ti.i32), ti.cast(r, ti.i32), op, acc_t, one, ar, ai, xbits)
+                ar, ai = _run_complex(
+                    x, lo, ti.cast(sL, ti.i32), ti.cast(r, ti.i32), op, acc_t, one, ar, ai, xbits
+                )
             else:
                 ar = _run_real(
-                    x, lo, ti.cast(sL, ti.i32), ti.cast(r, ti.i32), op, acc_t, val_t, key_t, fkey, widen, one,
-                    mu, ar, xbits,
+                    x,
+                    lo,
+                    ti.cast(sL, ti.i32),
+                    ti.cast(r, ti.i32),
+                    op,
+                    acc_t,
+                    val_t,
+                    key_t,
+                    fkey,
+                    widen,
+                    one,
+                    mu,
+                    ar,
+                    xbits,
                 )
         pos += r
     if ti.static(pairwise):
@@ -323,9 +387,20 @@ def _fold(op: ti.template(), acc_t: ti.template(), cplx: ti.template(), ar, ai, 
 
 
 @ti.func
-def _finish(out: ti.template(), i, ar, ai, div, acc_t: ti.template(), val_t: ti.template(),
-            out_t: ti.template(), cplx: ti.template(), post: ti.template(), key_t: ti.template(),
-            fkey: ti.template()):
+def _finish(
+    out: ti.template(),
+    i,
+    ar,
+    ai,
+    div,
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    out_t: ti.template(),
+    cplx: ti.template(),
+    post: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+):
     """Post-process accumulator ``(ar, ai)`` and store it as ``out[i]``."""
     if ti.static(fkey):
         v = ti.cast(0, val_t)
@@ -384,7 +459,25 @@ def _reduce(
     # out at once; otherwise the chunks' accumulators go to part, and a second loop
     # (serial if serial2) combines them.
     for t in range(n_out * n_chunks):
-        ar, ai = _task(x, aux, meta, t, n_chunks, chunk, m, one, op, acc_t, val_t, cplx, pairwise, key_t, fkey, widen, xbits)
+        ar, ai = _task(
+            x,
+            aux,
+            meta,
+            t,
+            n_chunks,
+            chunk,
+            m,
+            one,
+            op,
+            acc_t,
+            val_t,
+            cplx,
+            pairwise,
+            key_t,
+            fkey,
+            widen,
+            xbits,
+        )
         if ti.static(direct):
             _finish(out, t, ar, ai, div, acc_t, val_t, out_t, cplx, post, key_t, fkey)
         else:
@@ -590,7 +683,19 @@ def reduce_into(
     spec = get_spec(
         _launcher,
         [(out_k, 1, False), (acc_k, 1, False), (x_k, 1, False), (aux_k, 1, False), (_dtypes.int64, 1, False)],
-        (op, acc_t, tail[0], _dtypes.taichi_type(out_k), cplx, post, pairwise, *tail[1:], direct, n_out <= 64, float_bits(x._dtype)),
+        (
+            op,
+            acc_t,
+            tail[0],
+            _dtypes.taichi_type(out_k),
+            cplx,
+            post,
+            pairwise,
+            *tail[1:],
+            direct,
+            n_out <= 64,
+            float_bits(x._dtype),
+        ),
         serial=serial,
         fm=fm,
     )
@@ -628,8 +733,8 @@ def _argreduce(
     for t in range(n_out * n_chunks):
         o = t // n_chunks
         c = t - o * n_chunks
-        ndo = meta[1]
-        ndi = meta[2]
+        ndo = ti.cast(meta[1], ti.i32)
+        ndi = ti.cast(meta[2], ti.i32)
         ish = 3 + 2 * ndo
         base = meta[0]
         rem = ti.cast(o, ti.i64)
@@ -726,4 +831,6 @@ def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
         serial=serial,
         fm=False,
     )
-    spec.launch([flat_arg(out), flat_arg(pval), flat_arg(pidx), span, meta_arg(meta), n_out, n_chunks, chunk_len, m])
+    spec.launch(
+        [flat_arg(out), flat_arg(pval), flat_arg(pidx), span, meta_arg(meta), n_out, n_chunks, chunk_len, m]
+    )

@@ -27,7 +27,7 @@ _CUDA_CHUNK = 1 << 12
 @ti.func
 def _row_bases(meta: ti.template(), r):
     """Offsets of row ``r`` in x and in out."""
-    nd = meta[2]
+    nd = ti.cast(meta[2], ti.i32)
     xb = meta[0]
     ob = meta[1]
     rem = ti.cast(r, ti.i64)
@@ -86,7 +86,7 @@ def _scan(
         for t in range(n_rows * n_chunks):
             r = t // n_chunks
             c = t - r * n_chunks
-            nd = meta[2]
+            nd = ti.cast(meta[2], ti.i32)
             sx = ti.cast(meta[3 + 3 * nd], ti.i32)
             xb, ob = _row_bases(meta, r)
             start = ti.cast(c, ti.i64) * chunk
@@ -138,7 +138,7 @@ def _scan(
     for t in range(n_rows * n_chunks):
         r = t // n_chunks
         c = t - r * n_chunks
-        nd = meta[2]
+        nd = ti.cast(meta[2], ti.i32)
         sx = ti.cast(meta[3 + 3 * nd], ti.i32)
         so = ti.cast(meta[4 + 3 * nd], ti.i32)
         xb, ob = _row_bases(meta, r)
@@ -182,7 +182,9 @@ def _scan(
 _launcher = Launcher(_scan, name="scan")
 
 
-def scan_into(out: TiArray, x: TiArray, axis: int, op: int, acc_dtype: _dtypes.DType, include_initial: bool) -> None:
+def scan_into(
+    out: TiArray, x: TiArray, axis: int, op: int, acc_dtype: _dtypes.DType, include_initial: bool
+) -> None:
     """Cumulative ``op`` (SUM or PROD) of ``x`` along ``axis`` into ``out``.
 
     ``out`` has the shape of ``x`` except ``M + include_initial`` along ``axis`` and may

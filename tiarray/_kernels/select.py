@@ -75,7 +75,7 @@ def _nz_count(
     # part[c] = non-zeros before chunk c, part[n_chunks] = all of them. Runs follow the
     # last axis: one decode per run.
     for c in range(n_chunks):
-        nd = meta[1]
+        nd = ti.cast(meta[1], ti.i32)
         L = meta[1 + nd]
         sL = meta[1 + 2 * nd]
         start = ti.cast(c, ti.i64) * chunk
@@ -86,7 +86,7 @@ def _nz_count(
             j = pos % L
             off = _decode(meta, pos - j, nd)
             r = ti.min(L - j, end - pos)
-            for k in range(r):
+            for k in range(ti.cast(r, ti.i32)):
                 if _nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits):
                     cnt += 1
             pos += r
@@ -115,7 +115,7 @@ def _nz_write(
 ):
     # out[d * nnz + i]: coordinate d of the i-th non-zero element (C order)
     for c in range(n_chunks):
-        nd = meta[1]
+        nd = ti.cast(meta[1], ti.i32)
         L = meta[1 + nd]
         sL = meta[1 + 2 * nd]
         nnz = part[n_chunks]
@@ -127,7 +127,7 @@ def _nz_write(
             j = pos % L
             off = _decode(meta, pos - j, nd)
             r = ti.min(L - j, end - pos)
-            for k in range(r):
+            for k in range(ti.cast(r, ti.i32)):
                 if _nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits):
                     q = pos + k
                     for kk in range(nd):
@@ -314,8 +314,19 @@ def unique(xf: TiArray, *, want_indices: bool, want_inverse: bool, want_counts: 
     nu = _read_int(part, n_chunks)
     starts = empty_owned((nu,), _dtypes.int64, dev)
     inverse = empty_owned((n,), _dtypes.int64, dev) if want_inverse else dummy(_dtypes.int64, dev)
-    get_spec(_uq_write_launcher, [i64, i64, i64, xk, i32], (cplx, want_inverse), serial=serial, fm=False).launch(
-        [flat_arg(starts), flat_arg(inverse), flat_arg(part), flat_arg(xf), flat_arg(perm), n, n_chunks, chunk]
+    get_spec(
+        _uq_write_launcher, [i64, i64, i64, xk, i32], (cplx, want_inverse), serial=serial, fm=False
+    ).launch(
+        [
+            flat_arg(starts),
+            flat_arg(inverse),
+            flat_arg(part),
+            flat_arg(xf),
+            flat_arg(perm),
+            n,
+            n_chunks,
+            chunk,
+        ]
     )
     values = empty_owned((nu,), xf._dtype, dev)
     indices = empty_owned((nu,), _dtypes.int64, dev) if want_indices else dummy(_dtypes.int64, dev)
@@ -326,7 +337,18 @@ def unique(xf: TiArray, *, want_indices: bool, want_inverse: bool, want_counts: 
         (cplx, want_indices, want_counts),
         serial=_uq_groups_launcher.use_serial(nu * 24),
         fm=False,
-    ).launch([flat_arg(values), flat_arg(indices), flat_arg(counts), flat_arg(starts), flat_arg(xf), flat_arg(perm), n, nu])
+    ).launch(
+        [
+            flat_arg(values),
+            flat_arg(indices),
+            flat_arg(counts),
+            flat_arg(starts),
+            flat_arg(xf),
+            flat_arg(perm),
+            n,
+            nu,
+        ]
+    )
     return (
         values,
         indices if want_indices else None,
@@ -356,7 +378,7 @@ def _searchsorted(
     # meta = [x1_off, x1_stride, sorter_off, sorter_stride, x2_off, nd, shape[nd], strides[nd]]
     # Values are compared through the sort keys of their common dtype: the order of sort().
     for t in range(n2):
-        nd = meta[5]
+        nd = ti.cast(meta[5], ti.i32)
         off = meta[4]
         q = ti.cast(t, ti.i64)
         for kk in range(nd):
@@ -432,7 +454,7 @@ def _sub(
     # out[t] = x[a + off(t)] - x[b + off(t)]: meta = [a, b, nd, shape[nd], strides[nd]];
     # computed in ct (integers wrap when cast back to out_t)
     for t in range(n):
-        nd = meta[2]
+        nd = ti.cast(meta[2], ti.i32)
         off = ti.cast(0, ti.i64)
         q = ti.cast(t, ti.i64)
         for kk in range(nd):
@@ -480,5 +502,3 @@ def forward_difference(x: TiArray, axis: int) -> TiArray:
     )
     spec.launch([flat_arg(out), span, meta_arg(meta), n])
     return out
-
-

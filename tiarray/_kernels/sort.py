@@ -67,7 +67,7 @@ def sort_key(v, kind: ti.template(), vt: ti.template(), kt: ti.template(), desc:
 def _row_base(meta: ti.template(), r, w: ti.template()):
     """Offset of row ``r`` in operand ``w`` (0: x, 1: out) of a meta array
     ``[x_off, out_off, nd, shape[nd], xstrides[nd], ostrides[nd], sx, so]``."""
-    nd = meta[2]
+    nd = ti.cast(meta[2], ti.i32)
     b = meta[w]
     rem = ti.cast(r, ti.i64)
     for kk in range(nd):
@@ -101,7 +101,7 @@ def _load_sort(
     for t in range(R * nb):
         r = t // nb
         b = t - r * nb
-        nd = meta[2]
+        nd = ti.cast(meta[2], ti.i32)
         sx = meta[3 + 3 * nd]
         xb = _row_base(meta, r, 0)
         lo = b * blk
@@ -280,7 +280,7 @@ def _finish(
     for t in range(R * nb):
         r = t // nb
         b = t - r * nb
-        nd = meta[2]
+        nd = ti.cast(meta[2], ti.i32)
         sx = meta[3 + 3 * nd]
         so = meta[4 + 3 * nd]
         xb = _row_base(meta, r, 0)
@@ -323,7 +323,9 @@ def _rows_meta(x: TiArray, axis: int, out: TiArray | None):
     others = [i for i in range(x.ndim) if i != axis]
     ost = out._strides if out is not None else (0,) * x.ndim
     shape, (xs, os_) = collapse(
-        tuple(x._shape[i] for i in others), tuple(x._strides[i] for i in others), tuple(ost[i] for i in others)
+        tuple(x._shape[i] for i in others),
+        tuple(x._strides[i] for i in others),
+        tuple(ost[i] for i in others),
     )
     xspan, xoff = span_arg(x)
     if out is not None:
@@ -367,7 +369,9 @@ def sort_pairs(x: TiArray, axis: int, *, descending: bool = False, perm: TiArray
     )  # fmt: skip
     from .reduce import flat_arg
 
-    spec.launch([flat_arg(keys), flat_arg(idx), xspan, flat_arg(pm), meta_arg(meta), R, L, 4096 if radix else BLOCK])
+    spec.launch(
+        [flat_arg(keys), flat_arg(idx), xspan, flat_arg(pm), meta_arg(meta), R, L, 4096 if radix else BLOCK]
+    )
     if radix:
         return _radix(keys, idx, R, L, kd, serial) + (R, L)
     w = BLOCK
@@ -420,7 +424,18 @@ def _radix(keys, idx, R, L, kd, serial):
         if int(flag._host()[0]):
             continue  # every row has a single digit here: the pass would not move anything
         scat.launch(
-            [flat_arg(dst[0]), flat_arg(dst[1]), flat_arg(src[0]), flat_arg(src[1]), flat_arg(cnt), R, L, C, chunk, shift]
+            [
+                flat_arg(dst[0]),
+                flat_arg(dst[1]),
+                flat_arg(src[0]),
+                flat_arg(src[1]),
+                flat_arg(cnt),
+                R,
+                L,
+                C,
+                chunk,
+                shift,
+            ]
         )
         src, dst = dst, src
     return src
@@ -437,7 +452,12 @@ def sort_into(out: TiArray, x: TiArray, axis: int, *, descending: bool, values: 
     ok = kernel_dtype(out._dtype)
     spec = get_spec(
         _finish_launcher,
-        [(ok, 1, False), (_dtypes.int32, 1, False), (kernel_dtype(x._dtype), 1, False), (_dtypes.int64, 1, False)],
+        [
+            (ok, 1, False),
+            (_dtypes.int32, 1, False),
+            (kernel_dtype(x._dtype), 1, False),
+            (_dtypes.int64, 1, False),
+        ],
         (bool(values), _dtypes.taichi_type(ok)),
         serial=_finish_launcher.use_serial(out.size * (out._dtype.itemsize + 4)),
         fm=False,
