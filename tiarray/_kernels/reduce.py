@@ -288,6 +288,14 @@ def _task(
     nblk = ti.cast(0, ti.i64)
 
     pos = start
+    if ti.static(cplx and op == PROD):
+        # start from the first element, not from 1 * it: (1 + 0j) * (0 + nan j) is NaN + NaN j
+        if start < end:
+            off0, j0 = _walk_offset(meta, base, start, ndi, ish)
+            o0 = ti.cast(off0 + j0 * sL, ti.i32)
+            ar = ti.cast(x[o0], acc_t)
+            ai = ti.cast(x[o0 + 1], acc_t)
+            pos = start + 1
     while pos < end:
         off, j = _walk_offset(meta, base, pos, ndi, ish)
         r = ti.min(L - j, end - pos)
@@ -450,6 +458,7 @@ def _reduce(
     direct: ti.template(),
     serial2: ti.template(),
     xbits: ti.template(),
+    ocplx: ti.template(),
 ):
     # meta = [offset, ndo, ndi, oshape[ndo], ostrides[ndo], ishape[ndi], istrides[ndi]], in
     # elements of x (real elements for complex data, whose pairs sit at off, off + 1).
@@ -479,9 +488,9 @@ def _reduce(
             xbits,
         )
         if ti.static(direct):
-            _finish(out, t, ar, ai, div, acc_t, val_t, out_t, cplx, post, key_t, fkey)
+            _finish(out, t, ar, ai, div, acc_t, val_t, out_t, ocplx, post, key_t, fkey)
         else:
-            if ti.static(cplx):
+            if ti.static(ocplx):
                 part[2 * t] = ar
                 part[2 * t + 1] = ai
             else:
@@ -491,17 +500,17 @@ def _reduce(
             ti.loop_config(serialize=True)
         for o in range(n_out):
             b = o * n_chunks
-            ar = part[b * (2 if ti.static(cplx) else 1)]
+            ar = part[b * (2 if ti.static(ocplx) else 1)]
             ai = ti.cast(0, acc_t)
-            if ti.static(cplx):
+            if ti.static(ocplx):
                 ai = part[2 * b + 1]
             for c in range(1, n_chunks):
-                br = part[(b + c) * (2 if ti.static(cplx) else 1)]
+                br = part[(b + c) * (2 if ti.static(ocplx) else 1)]
                 bi = ti.cast(0, acc_t)
-                if ti.static(cplx):
+                if ti.static(ocplx):
                     bi = part[2 * (b + c) + 1]
-                ar, ai = _fold(op, acc_t, cplx, ar, ai, br, bi)
-            _finish(out, o, ar, ai, div, acc_t, val_t, out_t, cplx, post, key_t, fkey)
+                ar, ai = _fold(op, acc_t, ocplx, ar, ai, br, bi)
+            _finish(out, o, ar, ai, div, acc_t, val_t, out_t, ocplx, post, key_t, fkey)
 
 
 _launcher = Launcher(_reduce, name="reduce")
@@ -671,12 +680,13 @@ def reduce_into(
     else:
         n_chunks = -(-m // chunk_len)
     direct = n_chunks == 1
+    ocplx = cplx and op in (SUM, PROD)  # complex results (all/any/count are real)
     if direct:
         part = dummy(acc_k, device)
     else:
         from .._interop import empty_owned
 
-        part = empty_owned((n_out * n_chunks * (2 if cplx else 1),), acc_k, device)
+        part = empty_owned((n_out * n_chunks * (2 if ocplx else 1),), acc_k, device)
     aux_k = kernel_dtype(acc_dtype) if op == SQDEV else acc_k
     aux = aux if aux is not None else dummy(aux_k, device)
     meta = _meta(off, outer, inner)
@@ -695,6 +705,7 @@ def reduce_into(
             direct,
             n_out <= 64,
             float_bits(x._dtype),
+            ocplx,
         ),
         serial=serial,
         fm=fm,

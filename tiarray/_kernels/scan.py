@@ -56,6 +56,15 @@ def _mul_c(ar, ai, br, bi):
     return ar * br - ai * bi, ar * bi + ai * br
 
 
+@ti.func
+def _mul_first(ar, ai, vr, vi, first, initial: ti.template()):
+    rr, ri = _mul_c(ar, ai, vr, vi)
+    if ti.static(not initial):
+        if first:
+            rr, ri = vr, vi
+    return rr, ri
+
+
 @ti.kernel
 def _scan(
     out: ti.types.ndarray(ndim=1),
@@ -103,7 +112,9 @@ def _scan(
                         ar += vr
                         ai += vi
                     else:
-                        ar, ai = _mul_c(ar, ai, vr, vi)
+                        # without an initial 1, the first product is the element itself
+                        # (1 * (0 + nan j) would be NaN + NaN j)
+                        ar, ai = _mul_first(ar, ai, vr, vi, c == 0 and k == 0, initial)
                 else:
                     if ti.static(op == SUM):
                         ar += vr
@@ -168,7 +179,7 @@ def _scan(
                     ar += vr
                     ai += vi
                 else:
-                    ar, ai = _mul_c(ar, ai, vr, vi)
+                    ar, ai = _mul_first(ar, ai, vr, vi, c == 0 and k == 0, initial)
                 out[j] = ti.cast(ar, out_t)
                 out[j + 1] = ti.cast(ai, out_t)
             else:

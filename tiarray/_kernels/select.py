@@ -187,6 +187,16 @@ def _same(x: ti.template(), a, b, cplx: ti.template()):
     return r
 
 
+@ti.func
+def _starts_group(x: ti.template(), perm: ti.template(), i, cplx: ti.template()):
+    """Whether sorted position ``i`` starts a new group. (Taichi evaluates both operands
+    of ``or``: the guard must be an ``if``.)"""
+    r = True
+    if i > 0:
+        r = not _same(x, perm[i], perm[i - 1], cplx)
+    return r
+
+
 @ti.kernel
 def _uq_count(
     part: ti.types.ndarray(dtype=ti.i64, ndim=1),
@@ -203,7 +213,7 @@ def _uq_count(
         end = ti.min(start + chunk, n)
         cnt = ti.cast(0, ti.i64)
         for i in range(start, end):
-            if i == 0 or not _same(x, perm[i], perm[i - 1], cplx):
+            if _starts_group(x, perm, i, cplx):
                 cnt += 1
         part[c] = cnt
     ti.loop_config(serialize=True)
@@ -235,7 +245,7 @@ def _uq_write(
         end = ti.min(start + chunk, n)
         g = part[c] - 1
         for i in range(start, end):
-            if i == 0 or not _same(x, perm[i], perm[i - 1], cplx):
+            if _starts_group(x, perm, i, cplx):
                 g += 1
                 starts[ti.cast(g, ti.i32)] = i
             if ti.static(want_inverse):
@@ -295,12 +305,14 @@ def unique(xf: TiArray, *, want_indices: bool, want_inverse: bool, want_counts: 
         z = empty_owned((0,), _dtypes.int64, dev)
         return empty_owned((0,), xf._dtype, dev), z, z, z
     if cplx:
-        # lexicographic order by two stable sorts: by the imaginary part, then the real part
+        # NumPy's complex order by three stable sorts: by the imaginary part, the real
+        # part, then the NaN class (values with NaN parts go last)
         xr = real_view(xf)
         im = xr._view(xr._ptr + xr._dtype.itemsize, (n,), (2,))
         re = xr._view(xr._ptr, (n,), (2,))
         _, p1, _, _ = sort_pairs(im, 0)
-        _, perm, _, _ = sort_pairs(re, 0, perm=p1)
+        _, p2, _, _ = sort_pairs(re, 0, perm=p1)
+        _, perm, _, _ = sort_pairs(re, 0, perm=p2, nan_class=True)
     else:
         _, perm, _, _ = sort_pairs(xf, 0)
     xk = (kernel_dtype(xf._dtype), 1, False)

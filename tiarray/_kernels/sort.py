@@ -29,8 +29,10 @@ from .reduce import dummy, get_spec, kernel_dtype
 BLOCK = 32
 SEGMENT = 4096
 
-# key kinds (template values)
-K_UNSIGNED, K_SIGNED, K_FLOAT = range(3)
+# key kinds (template values); K_NANCLASS: for complex data viewed as its real parts
+# (imaginary parts one element further), 2 * isnan(re) + isnan(im): NumPy's order puts
+# R + Rj first, then R + nan j, nan + R j, nan + nan j.
+K_UNSIGNED, K_SIGNED, K_FLOAT, K_NANCLASS = range(4)
 
 
 @ti.func
@@ -61,6 +63,18 @@ def sort_key(v, kind: ti.template(), vt: ti.template(), kt: ti.template(), desc:
     if ti.static(desc):
         k = ~k
     return k
+
+
+@ti.func
+def _isnan(v, kt: ti.template()):
+    r = False
+    if ti.static(kt == ti.u32):
+        r = (ti.bit_cast(ti.cast(v, ti.f32), ti.u32) & ti.u32(0x7FFFFFFF)) > ti.u32(0x7F800000)
+    else:
+        r = (ti.bit_cast(ti.cast(v, ti.f64), ti.u64) & ti.u64(0x7FFFFFFFFFFFFFFF)) > ti.u64(
+            0x7FF0000000000000
+        )
+    return r
 
 
 @ti.func
@@ -111,13 +125,24 @@ def _load_sort(
             e = k
             if ti.static(gather):
                 e = perm[base + k]
-            key = sort_key(x[ti.cast(xb + e * sx, ti.i32)], kind, vt, kt, desc)
+            o = ti.cast(xb + e * sx, ti.i32)
+            key = ti.cast(0, kt)
+            if ti.static(kind == K_NANCLASS):
+                key = ti.cast(
+                    2 * ti.cast(_isnan(x[o], kt), ti.i32) + ti.cast(_isnan(x[o + 1], kt), ti.i32), kt
+                )
+            else:
+                key = sort_key(x[o], kind, vt, kt, desc)
             j = k
             if ti.static(blocksort):
-                while j > lo and keys[base + j - 1] > key:
-                    keys[base + j] = keys[base + j - 1]
-                    idx[base + j] = idx[base + j - 1]
-                    j -= 1
+                # (Taichi evaluates both operands of `and`: the bound check is separate)
+                while j > lo:
+                    if keys[base + j - 1] > key:
+                        keys[base + j] = keys[base + j - 1]
+                        idx[base + j] = idx[base + j - 1]
+                        j -= 1
+                    else:
+                        break
             keys[base + j] = key
             idx[base + j] = e
 
@@ -336,17 +361,25 @@ def _rows_meta(x: TiArray, axis: int, out: TiArray | None):
     return xspan, ospan, meta, math.prod(shape)
 
 
-def sort_pairs(x: TiArray, axis: int, *, descending: bool = False, perm: TiArray | None = None):
+def sort_pairs(
+    x: TiArray, axis: int, *, descending: bool = False, perm: TiArray | None = None, nan_class: bool = False
+):
     """Stable sort of ``x`` along ``axis`` (a real array): the (keys, indices) buffers.
 
     Returns ``(keys, idx, R, L)``: C-contiguous arrays of ``R * L`` sorted keys and int32
     indices (positions along ``axis``), row after row. With ``perm`` (int32, ``R * L``)
     row element ``k`` is taken at position ``perm[k]`` (``x`` must then be 1-d): the
-    second pass of a sort on two keys.
+    second pass of a sort on two keys. ``nan_class``: ``x`` holds the real parts of
+    complex data and the key is its NaN class (see ``K_NANCLASS``).
     """
     L = x._shape[axis]
     xspan, _, meta, R = _rows_meta(x, axis, None)
     kind, vt, kd = key_kind(x._dtype)
+    if nan_class:
+        kind = K_NANCLASS
+        # the span must also hold the imaginary part of the last element
+        xspan, off = span_arg(x._view(x._ptr, x._shape + (2,), x._strides + (1,)))
+        meta[0] = off
     dev = x._device
     n = R * L
     if n >= 1 << 31:
