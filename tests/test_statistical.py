@@ -372,3 +372,47 @@ def test_all_dtypes_listed():
     assert {np.dtype(d).name for d in ALL} == {
         d.name for d in ta.__array_namespace_info__().dtypes().values()
     }
+
+
+# ----------------------------------------------------------------------------- layouts
+
+
+@pytest.mark.parametrize(
+    "shape, axis",
+    [
+        ((40, 37), 0),
+        ((9, 3, 50), (0, 1)),
+        ((100_000, 16), 0),
+        ((3000, 70), 0),
+        ((17, 5, 33), 1),
+        ((8, 16), 0),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint64])
+def test_reductions_across_contiguous_outputs(shape, axis, dtype):
+    """Reductions over leading axes of C-contiguous data: the outputs are adjacent in
+    memory (the column kernel, with its chunked variant for tall inputs)."""
+    rng = np.random.default_rng(sum(shape))
+    a = (rng.standard_normal(shape) * 10).astype(dtype)
+    if a.dtype.kind == "f":
+        a.reshape(-1)[::97] = np.nan
+        a.reshape(-1)[5::89] = -np.inf
+    t = ta.asarray(a)
+    for f, nf in ((ta.max, np.max), (ta.min, np.min)):
+        assert_same(f(t, axis=axis), nf(a, axis=axis))
+    if a.dtype.kind in "iu":
+        assert_same(ta.sum(t, axis=axis), np.sum(a, axis=axis, dtype=default_sum_dtype(a.dtype)))
+        assert_same(ta.prod(t, axis=axis), np.prod(a, axis=axis, dtype=default_sum_dtype(a.dtype)))
+    else:
+        e = np.sum(a.astype(np.float64), axis=axis).astype(a.dtype)
+        assert_same(ta.sum(t, axis=axis), e, rtol=1e-6, atol=1e-6, scale=sum_abs(a, axis))
+        b = np.nan_to_num(a, nan=0.5, neginf=-3.0)
+        tb = ta.asarray(b)
+        assert_same(
+            ta.mean(tb, axis=axis), np.mean(b.astype(np.float64), axis=axis).astype(a.dtype), rtol=1e-5
+        )
+        assert_same(ta.std(tb, axis=axis, correction=1), np.std(b.astype(np.float64), axis=axis, ddof=1).astype(a.dtype),
+                    rtol=1e-4)  # fmt: skip
+    assert_same(ta.count_nonzero(t, axis=axis), np.count_nonzero(a, axis=axis).astype(np.int64))
+    assert_same(ta.any(t, axis=axis), np.any(a, axis=axis))
+    assert_same(ta.all(t, axis=axis), np.all(a, axis=axis))

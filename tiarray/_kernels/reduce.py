@@ -516,6 +516,107 @@ def _reduce(
 _launcher = Launcher(_reduce, name="reduce")
 
 
+_COL_W = 16  # outputs per task of a column reduction (accumulators held in registers)
+
+
+@ti.kernel
+def _reduce_cols(
+    out: ti.types.ndarray(ndim=1),
+    part: ti.types.ndarray(ndim=1),
+    x: ti.types.ndarray(ndim=1),
+    aux: ti.types.ndarray(ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n_rest: ti.i32,
+    Lf: ti.i32,
+    n_chunks: ti.i32,
+    chunk: ti.i64,
+    m: ti.i64,
+    div: ti.f64,
+    one: ti.f64,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    out_t: ti.template(),
+    post: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    widen: ti.template(),
+    serial2: ti.template(),
+    xbits: ti.template(),
+):
+    # Reductions whose outputs are contiguous in x (the last kept axis has stride 1, the
+    # reduced axes larger strides; e.g. a sum over axis 0 of a C-contiguous matrix). A
+    # task takes _COL_W adjacent outputs (accumulators in registers) and a chunk of the
+    # reduced positions, reading _COL_W adjacent elements per position (one cache line).
+    # part[c * n_out + o]: chunk c's accumulator of output o; a second loop combines the
+    # chunks and writes out.
+    n_out = n_rest * Lf
+    ntile = (Lf + _COL_W - 1) // _COL_W
+    for t in range(n_rest * ntile * n_chunks):
+        c = t % n_chunks
+        q = t // n_chunks
+        tile = q % ntile
+        rr = q // ntile
+        ndo = ti.cast(meta[1], ti.i32)
+        ndi = ti.cast(meta[2], ti.i32)
+        ish = 3 + 2 * ndo
+        base = meta[0]
+        rem = ti.cast(rr, ti.i64)
+        for kk in range(ndo - 1):
+            d = ndo - 2 - kk
+            sh = meta[3 + d]
+            base += (rem % sh) * meta[3 + ndo + d]
+            rem = rem // sh
+        g0 = tile * _COL_W
+        cnt = ti.min(_COL_W, Lf - g0)
+        ob = rr * Lf + g0
+        start = ti.cast(c, ti.i64) * chunk
+        end = ti.min(start + chunk, m)
+        L = meta[ish + ndi - 1]
+        sL = meta[ish + 2 * ndi - 1]
+        mu = ti.Vector([ti.cast(0, acc_t)] * _COL_W, dt=acc_t)
+        if ti.static(op == SQDEV):
+            for a in ti.static(range(_COL_W)):
+                mu[a] = ti.cast(aux[ob + ti.min(a, cnt - 1)], acc_t)
+        acc = ti.Vector([ti.cast(0, acc_t)] * _COL_W, dt=acc_t)
+        if ti.static(op == PROD or op == ALL):
+            acc = ti.Vector([ti.cast(1, acc_t)] * _COL_W, dt=acc_t)
+        if ti.static(op == MAX or op == MIN):
+            off0, j0 = _walk_offset(meta, base, start, ndi, ish)
+            lo0 = ti.cast(off0 + j0 * sL + g0, ti.i32)
+            for a in ti.static(range(_COL_W)):
+                acc[a] = _value(x, lo0 + ti.min(a, cnt - 1), op, acc_t, val_t, key_t, fkey, False, one)
+        pos = start
+        while pos < end:
+            off, j = _walk_offset(meta, base, pos, ndi, ish)
+            r = ti.min(L - j, end - pos)
+            off += j * sL + g0
+            for k in range(ti.cast(r, ti.i32)):
+                lo = ti.cast(off + k * sL, ti.i32)
+                for a in ti.static(range(_COL_W)):
+                    i = lo + ti.min(a, cnt - 1)  # the lanes past the last output re-read it
+                    if ti.static(op == ALL or op == ANY or op == COUNT):
+                        acc[a] = _step(op, acc_t, acc[a], _nonzero(x, i, False, acc_t, xbits), mu[a])
+                    else:
+                        acc[a] = _step(
+                            op, acc_t, acc[a], _value(x, i, op, acc_t, val_t, key_t, fkey, widen, one), mu[a]
+                        )
+            pos += r
+        for a in ti.static(range(_COL_W)):
+            if a < cnt:
+                part[c * n_out + ob + a] = acc[a]
+    if ti.static(serial2):
+        ti.loop_config(serialize=True)
+    for o in range(n_out):
+        ar = part[o]
+        for c in range(1, n_chunks):
+            ar, _ = _fold(op, acc_t, False, ar, ti.cast(0, acc_t), part[c * n_out + o], ti.cast(0, acc_t))
+        _finish(out, o, ar, ti.cast(0, acc_t), div, acc_t, val_t, out_t, False, post, key_t, fkey)
+
+
+_cols_launcher = Launcher(_reduce_cols, name="reduce_columns")
+
+
 # ----------------------------------------------------------------------------- planning
 
 # CPU: a task reduces at least this many elements when one output is split into chunks.
@@ -640,6 +741,107 @@ def _types(op, x_dtype, acc_dtype):
     return acc_k, (acc_t, ti.u32, False, fm), fm
 
 
+class _Plan:
+    """Everything about a reduction that depends only on the arguments' metadata."""
+
+    __slots__ = ("prog", "spec", "meta", "meta_v", "lo", "nbytes", "n", "n_out", "n_chunks", "chunk", "m",
+                 "part_n", "acc_k", "aux_k", "cols", "n_rest", "Lf")  # fmt: skip
+
+
+_PLANS: dict = {}
+_PLAN_CAP = 512
+
+
+def _plan(x: TiArray, axes: tuple, op: int, acc_dtype, out_dtype, n_out: int, post: int) -> _Plan:
+    span, off, outer, inner, cplx = split_axes(x, axes)
+    m = math.prod(inner[0]) if x.size else 0
+    acc_k, tail, fm = _types(op, x._dtype, acc_dtype)
+    acc_t = _dtypes.taichi_type(acc_k)
+    out_k = kernel_dtype(out_dtype)
+    x_k = kernel_dtype(x._dtype)
+    pairwise = op in (SUM, SQDEV) and acc_k is _dtypes.float64 and x_k is _dtypes.float64
+    total_bytes = n_out * max(m, 1) * x._dtype.itemsize
+    serial = _launcher.use_serial(total_bytes)
+    on_cpu = _runtime.is_cpu()
+    chunk_len = _CPU_CHUNK if on_cpu else _CUDA_CHUNK
+    many_out = n_out >= (8 * num_threads() if on_cpu else 8192)
+    if serial or many_out or m <= chunk_len:
+        n_chunks = 1
+        chunk_len = max(m, 1)
+    else:
+        n_chunks = -(-m // chunk_len)
+    direct = n_chunks == 1
+    ocplx = cplx and op in (SUM, PROD)  # complex results (all/any/count are real)
+    aux_k = kernel_dtype(acc_dtype) if op == SQDEV else acc_k
+    p = _Plan()
+    p.prog = _runtime._ti_impl.get_runtime().prog
+    if _columns(x, outer, inner, cplx, m):
+        return _plan_columns(p, x, span, off, outer, inner, op, acc_k, tail, fm, out_k, post, n_out, m, aux_k)
+    p.cols = False
+    p.spec = get_spec(
+        _launcher,
+        [(out_k, 1, False), (acc_k, 1, False), (x_k, 1, False), (aux_k, 1, False), (_dtypes.int64, 1, False)],
+        (op, acc_t, tail[0], _dtypes.taichi_type(out_k), cplx, post, pairwise, *tail[1:], direct, n_out <= 64,
+         float_bits(x._dtype), ocplx),
+        serial=serial,
+        fm=fm,
+    )  # fmt: skip
+    p.meta = _meta(off, outer, inner)
+    p.meta_v = meta_arg(p.meta)
+    p.lo = span[0] - x._ptr
+    p.nbytes = span[1]
+    p.n = span[2][0]
+    p.n_out, p.n_chunks, p.chunk, p.m = n_out, n_chunks, chunk_len, m
+    p.part_n = 0 if direct else n_out * n_chunks * (2 if ocplx else 1)
+    p.acc_k, p.aux_k = acc_k, aux_k
+    return p
+
+
+_COL_MIN_M = 8  # reduced elements per output below which the plain kernel is as good
+
+
+def _columns(x, outer, inner, cplx, m) -> bool:
+    """Whether the outputs are contiguous in x and the reduction is across them."""
+    (oshape, ost), (_, ist) = outer, inner
+    if cplx or x.size == 0 or m < _COL_MIN_M or oshape[-1] < 16 or ost[-1] != 1:
+        return False
+    return min(abs(s) for s in ist) > 1
+
+
+def _plan_columns(p, x, span, off, outer, inner, op, acc_k, tail, fm, out_k, post, n_out, m, aux_k):
+    Lf = outer[0][-1]
+    n_rest = n_out // Lf
+    tasks = n_rest * -(-Lf // _COL_W)
+    on_cpu = _runtime.is_cpu()
+    want = 8 * num_threads() if on_cpu else 8192
+    serial = _cols_launcher.use_serial(n_out * m * x._dtype.itemsize)
+    n_chunks = 1
+    if not serial and tasks < want:
+        n_chunks = max(1, min(-(-want // tasks), m // 256))
+    chunk = -(-m // n_chunks)
+    n_chunks = -(-m // chunk)
+    p.cols = True
+    p.spec = get_spec(
+        _cols_launcher,
+        [(out_k, 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False), (aux_k, 1, False),
+         (_dtypes.int64, 1, False)],
+        (op, _dtypes.taichi_type(acc_k), tail[0], _dtypes.taichi_type(out_k), post, *tail[1:], n_out <= 64,
+         float_bits(x._dtype)),
+        serial=serial,
+        fm=fm,
+    )  # fmt: skip
+    p.meta = _meta(off, outer, inner)
+    p.meta_v = meta_arg(p.meta)
+    p.lo = span[0] - x._ptr
+    p.nbytes = span[1]
+    p.n = span[2][0]
+    p.n_out, p.n_chunks, p.chunk, p.m = n_out, n_chunks, chunk, m
+    p.n_rest, p.Lf = n_rest, Lf
+    p.part_n = n_out * n_chunks
+    p.acc_k, p.aux_k = acc_k, aux_k
+    return p
+
+
 def reduce_into(
     out: TiArray,
     x: TiArray,
@@ -657,62 +859,39 @@ def reduce_into(
     and may have any dtype the kernel casts to. ``acc_dtype`` is the accumulator dtype
     (complex when ``x`` is complex and ``op`` is SUM or PROD; the dtype of ``x`` for
     MAX/MIN). ``aux`` (SQDEV only) holds one value per output, in ``acc_dtype``.
+
+    Plans (the kernel specialisation, meta array and launch geometry) are cached by the
+    arguments' metadata, so that a repeated call only allocates and launches.
     """
     n_out = out.size
     if n_out == 0:
         return
-    span, off, outer, inner, cplx = split_axes(x, axes)
-    m = math.prod(inner[0]) if x.size else 0
+    key = (x._shape, x._strides, x._dtype, x._device, axes, op, acc_dtype, out._dtype, n_out, post,
+           _launch._SERIAL_THRESHOLD[0])  # fmt: skip
+    p = _PLANS.get(key)
+    if p is None or p.prog is not _runtime._ti_impl.get_runtime().prog:
+        p = _plan(x, axes, op, acc_dtype, out._dtype, n_out, post)
+        if len(_PLANS) >= _PLAN_CAP:
+            _PLANS.clear()
+        _PLANS[key] = p
     device = x._device
-    acc_k, tail, fm = _types(op, x._dtype, acc_dtype)
-    acc_t = _dtypes.taichi_type(acc_k)
-    out_k = kernel_dtype(out._dtype)
-    x_k = kernel_dtype(x._dtype)
-    pairwise = op in (SUM, SQDEV) and acc_k is _dtypes.float64 and x_k is _dtypes.float64
-    total_bytes = n_out * max(m, 1) * x._dtype.itemsize
-    serial = _launcher.use_serial(total_bytes)
-    on_cpu = _runtime.is_cpu()
-    chunk_len = _CPU_CHUNK if on_cpu else _CUDA_CHUNK
-    many_out = n_out >= (8 * num_threads() if on_cpu else 8192)
-    if serial or many_out or m <= chunk_len:
-        n_chunks = 1
-        chunk_len = max(m, 1)
-    else:
-        n_chunks = -(-m // chunk_len)
-    direct = n_chunks == 1
-    ocplx = cplx and op in (SUM, PROD)  # complex results (all/any/count are real)
-    if direct:
-        part = dummy(acc_k, device)
-    else:
+    if p.part_n:
         from .._interop import empty_owned
 
-        part = empty_owned((n_out * n_chunks * (2 if ocplx else 1),), acc_k, device)
-    aux_k = kernel_dtype(acc_dtype) if op == SQDEV else acc_k
-    aux = aux if aux is not None else dummy(aux_k, device)
-    meta = _meta(off, outer, inner)
-    spec = get_spec(
-        _launcher,
-        [(out_k, 1, False), (acc_k, 1, False), (x_k, 1, False), (aux_k, 1, False), (_dtypes.int64, 1, False)],
-        (
-            op,
-            acc_t,
-            tail[0],
-            _dtypes.taichi_type(out_k),
-            cplx,
-            post,
-            pairwise,
-            *tail[1:],
-            direct,
-            n_out <= 64,
-            float_bits(x._dtype),
-            ocplx,
-        ),
-        serial=serial,
-        fm=fm,
-    )
-    spec.launch(
-        [flat_arg(out), flat_arg(part), span, flat_arg(aux), meta_arg(meta), n_out, n_chunks, chunk_len, m,
-         float(div), 1.0]
+        part = empty_owned((p.part_n,), p.acc_k, device)
+    else:
+        part = dummy(p.acc_k, device)
+    if aux is None:
+        aux = dummy(p.aux_k, device)
+    if p.cols:
+        p.spec.launch(
+            [flat_arg(out), flat_arg(part), ((x._ptr + p.lo) or 1, p.nbytes, (p.n,)), flat_arg(aux), p.meta_v,
+             p.n_rest, p.Lf, p.n_chunks, p.chunk, p.m, float(div), 1.0]
+        )  # fmt: skip
+        return
+    p.spec.launch(
+        [flat_arg(out), flat_arg(part), ((x._ptr + p.lo) or 1, p.nbytes, (p.n,)), flat_arg(aux), p.meta_v,
+         p.n_out, p.n_chunks, p.chunk, p.m, float(div), 1.0]
     )  # fmt: skip
 
 
