@@ -97,3 +97,19 @@ def test_unique_long_and_strided():
 def test_unique_errors():
     with pytest.raises(TypeError, match=r"unique_values\(\): argument 'x' must be a TiArray"):
         ta.unique_values(np.array([1, 2]))
+
+
+@pytest.mark.parametrize("n", [7, 300, 5000])
+def test_unique_complex_lexicographic(n):
+    """Complex values are ordered as NumPy orders them (three stable sorts): many ties in
+    each part, so that every pass must keep the order of the previous one."""
+    rng = np.random.default_rng(n)
+    a = (rng.integers(0, 4, n) + 1j * rng.integers(0, 4, n)).astype(np.complex64)
+    a[::11] = complex(np.nan, 1)
+    a[::13] = complex(2, np.nan)
+    v, i, inv, c = reference(a)
+    r = ta.unique_all(ta.asarray(a[::-1].copy()[::-1]))
+    same_values(r.values, v)
+    assert_same(r.indices, i)
+    assert_same(r.inverse_indices, inv)
+    assert_same(r.counts, c)
