@@ -69,8 +69,8 @@ def main(argv=None):
                 assert np.array_equal(r, e), name
             else:
                 assert np.allclose(r, e, rtol=1e-3, atol=1e-2 * np.sqrt(size)), name
-            tt = best_time(lambda: f_ta(t), args.repeat)
-            tn = best_time(lambda: f_np(a), args.repeat)
+            tt = best_time(lambda f=f_ta, v=t: f(v), args.repeat)
+            tn = best_time(lambda f=f_np, v=a: f(v), args.repeat)
             print(f"{name:<16}{size:>10.0e}{fmt(tt):>14}{fmt(tn):>14}{tt / tn:>16.2f}")
 
 
