@@ -1,21 +1,34 @@
-"""Reductions over any set of axes: sum, prod, max, min, all, any, count, sum of squares.
+"""Reductions over any set of axes: sum, prod, max, min, all, any, count, sum of squares;
+and argmax/argmin.
 
 The reduced axes are moved last *conceptually*: the input is described as an outer
 walk over the kept axes (in C order, giving a C-contiguous output) and an inner walk over
-the reduced axes, both as (shape, strides) in a meta array, without copying. Each walk
-is collapsed (:func:`collapse`) so that contiguous data becomes one axis.
+the reduced axes (negative strides flipped, sorted by stride), both as (shape, strides)
+in a meta array, without copying. Each walk is collapsed, so contiguous data is one axis.
 
-One kernel, :func:`_reduce`, does all of it. Its parallel loop runs over *tasks*
-``(output, chunk)``: with many outputs every task reduces one whole output; with few
-outputs (e.g. a full reduction) each output is split into chunks reduced in parallel
-into a partials array, which a second launch of the same kernel reduces (a two-pass
-reduction). Within a task the inner walk goes through *runs* (the last inner axis), and
-each run is processed ``U`` elements at a time into ``U`` independent accumulators, which
-gives the CPU instruction-level parallelism and lets LLVM vectorise contiguous runs.
+:func:`_reduce` runs a parallel loop over *tasks* ``(output, chunk)``: with many outputs a
+task reduces one whole output; with few outputs (e.g. a full reduction) each output is
+split into chunks reduced in parallel into a partials array, which a second loop of the
+same launch combines. A task walks *runs* along the last inner axis; a contiguous run
+uses the loop variable itself as the array index, the only form in which LLVM sees
+consecutive loads and vectorises (Taichi's 32-bit index arithmetic carries no no-wrap
+flags). :func:`_reduce_cols` handles outputs that are adjacent in memory (a reduction
+over leading axes), keeping 16 accumulators in registers per task.
 
-Floating sums accumulate ``float16``/``float32`` in the next wider type and ``float64``
-pairwise (block sums of ``U * 16`` elements combined through a binary counter), so the
-error grows like ``log(n)`` as in NumPy. Complex data is read as (re, im) pairs.
+Floating-point details, independent of the program's ``fast_math`` setting (each
+specialisation is compiled with fast math on or off explicitly, :func:`get_spec`):
+
+- sums and products are compiled with fast math (LLVM may reassociate, so it vectorises);
+  ``float32``/``float16`` data accumulates in ``float64`` through a multiplication by a
+  runtime ``one`` (without it LLVM narrows the accumulation back to single precision);
+  ``float64`` sums are pairwise: blocks of 512 combined through a binary counter;
+- max/min compare monotone unsigned *keys* of the float bits, with NaN mapped to the
+  extreme key: NaN propagates, and integer max/min vectorise without fast math;
+- non-zero tests (all, any, count) look at the bits: Taichi compiles ``!=`` as an ordered
+  comparison (``nan != 0`` is False) and folds ``v != v`` under fast math.
+
+Complex data is read as (re, im) pairs. Plans (specialisation, meta array, launch
+geometry) are cached by the arguments' metadata.
 """
 
 import contextlib
