@@ -67,6 +67,7 @@ from ._creation_functions import arange, linspace, eye, meshgrid, tril, triu
 from ._constants import e, inf, nan, newaxis, pi
 # ---- end api-elementwise
 
+
 __all__ = [
     "__array_api_version__",
     "__array_namespace_info__",
@@ -103,3 +104,36 @@ __all__ = [
     "where",
     # ---- end api-elementwise
 ]  # fmt: skip
+
+# --- statistical, searching, sorting, set and utility functions (api-reductions) -------
+from ._reductions import AxisError
+from ._searching_functions import argmax, argmin, count_nonzero, nonzero, searchsorted
+from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
+from ._sorting_functions import argsort, sort
+from ._statistical_functions import (
+    cumulative_prod,
+    cumulative_sum,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    sum,
+    var,
+)
+from ._utility_functions import all, any, diff
+
+__all__ += [
+    # statistical
+    "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
+    # searching (where: element-wise functions)
+    "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted",
+    # sorting
+    "argsort", "sort",
+    # set
+    "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    # utility
+    "all", "any", "diff",
+    "AxisError",
+]  # fmt: skip
+# --- end of api-reductions ---------------------------------------------------------------
