@@ -62,3 +62,9 @@ __all__ = [
     "asarray", "from_dlpack", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "ones_like", "full", "full_like",
 ]  # fmt: skip
+
+# ---- array API: manipulation, indexing, linear algebra, linalg/fft extensions (api-manipulation) ----
+from ._indexing_functions import take, take_along_axis  # noqa: E402
+
+__all__ += ["take", "take_along_axis"]
+# ---- end api-manipulation ----

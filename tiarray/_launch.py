@@ -34,6 +34,7 @@ import itertools
 import threading
 
 import taichi as ti
+from taichi._lib import core as _ti_core
 from taichi.lang import kernel_impl as _kernel_impl
 from taichi.lang.matrix import MatrixType
 from taichi.types import ndarray_type, primitive_types
@@ -310,8 +311,18 @@ class Launcher:
     high-level :meth:`__call__` takes TiArrays, framework arrays and scalars.
     """
 
-    def __init__(self, kernel, *, name: str | None = None, serial_threshold: int | None = None):
+    def __init__(
+        self,
+        kernel,
+        *,
+        name: str | None = None,
+        serial_threshold: int | None = None,
+        compile_options: dict | None = None,
+    ):
         prim = _unwrap_kernel(kernel)
+        # CompileConfig fields overridden for this kernel only (e.g. {"fast_math": False}
+        # keeps LLVM's loop vectoriser off the reductions of a register-blocked kernel).
+        self.compile_options = dict(compile_options or {})
         self.func = prim.func
         self.name = name or self.func.__name__
         self.serial_threshold = serial_threshold
@@ -395,9 +406,7 @@ class Launcher:
                 self._check_array(p, prim, ndim + len(extra))
                 full_ndim = ndim + len(extra)
                 if p.elem_shape:
-                    elem_type = ti.lang._ti_core.get_type_factory_instance().get_tensor_type(
-                        list(p.elem_shape), prim
-                    )
+                    elem_type = _ti_core.get_type_factory_instance().get_tensor_type(list(p.elem_shape), prim)
                     full_ndim -= len(p.elem_shape)
                 else:
                     elem_type = prim
@@ -416,13 +425,20 @@ class Launcher:
         with _launch_lock:
             kern.materialize(key=tkey, args=tuple(args), arg_features=tuple(features))
             t_kernel = kern.compiled_kernels[tkey]
-            compiled = prog.compile_kernel(prog.config(), prog.get_device_caps(), t_kernel)
+            compiled = prog.compile_kernel(self._config(prog), prog.get_device_caps(), t_kernel)
         s = _Spec()
         s.t_kernel = t_kernel
         s.compiled = compiled
         s.prog = prog
         s.setters = [(p.kind, self._slots[i]) for i, p in enumerate(self.params) if p.kind != _P_TEMPLATE]
         return s
+
+    def _config(self, prog):
+        """The program's CompileConfig, or a copy with this kernel's overrides."""
+        cfg = prog.config()
+        if not self.compile_options:
+            return cfg
+        return _config_with(cfg, self.compile_options)
 
     def _check_array(self, p: _Param, prim, ndim: int):
         if p.ti_dtype is not None and p.ti_dtype != prim:
@@ -483,6 +499,31 @@ class Launcher:
             f"{self.name}: static argument(s) {self.template_names} expected by keyword; "
             f"missing {missing}, unexpected {extra}"
         )
+
+
+_CONFIG_FIELDS: list = []
+
+
+def _config_with(cfg, overrides: dict):
+    """A copy of a Taichi ``CompileConfig`` with some fields changed (it has no copy constructor)."""
+    from taichi._lib import core as _core
+
+    new = _core.CompileConfig()
+    if not _CONFIG_FIELDS:
+        for name in dir(cfg):
+            if name.startswith("_") or callable(getattr(cfg, name)):
+                continue
+            try:
+                setattr(new, name, getattr(cfg, name))
+            except (AttributeError, TypeError):
+                continue
+            _CONFIG_FIELDS.append(name)
+    else:
+        for name in _CONFIG_FIELDS:
+            setattr(new, name, getattr(cfg, name))
+    for name, value in overrides.items():
+        setattr(new, name, value)
+    return new
 
 
 def kernel_arg(a) -> tuple:

@@ -1,0 +1,444 @@
+"""Gather and scatter: the kernels of advanced indexing, ``take`` and ``take_along_axis``.
+
+All kernels move raw bits: data of any dtype is viewed as the unsigned integer type of
+its item size (``float32`` as ``uint32``, ``complex128`` as pairs of ``uint64``, ...), so
+one compiled kernel serves every dtype of a given size.
+
+Every index is bounds-checked inside the kernel: an out-of-range index is never
+dereferenced; the kernel records it in a small error array and the caller raises
+``IndexError``.
+
+The layout of the general gather/scatter (``_move``): the output (or, for a scatter, the
+value array) has ``nd`` axes; one of them, ``p``, is the *advanced* axis. For each output
+element with coordinates ``c``::
+
+    i   = idx_base + sum_d c[d] * ist[d]                 # where its index lives
+    v   = idx[i]                                          # raw index or precomputed offset
+    src = x_base + sum_{d != p} c[d] * xst[d] + f(v)      # f(v) = wrap(v) * xst[p] or v
+    dst = y_base + sum_d c[d] * yst[d]
+
+and ``y[dst] = x[src]`` (gather) or ``x[src] = y[dst]`` (scatter).
+"""
+
+import numpy as np
+import taichi as ti
+
+from .. import _dtypes
+from .._array_object import TiArray
+from .._launch import Launcher
+from .._views import collapse, real_view
+from ._strided import meta_arg, meta_array, span_arg
+
+# meta layout of _move: [x_base, y_base, idx_base, adv_dim, shape[nd], xst[nd], yst[nd], ist[nd]]
+_H = 4
+
+
+@ti.kernel
+def _move(
+    x: ti.types.ndarray(ndim=1),
+    idx: ti.types.ndarray(ndim=1),
+    y: ti.types.ndarray(ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    err: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n: ti.i32,
+    bs: ti.i32,
+    nblocks: ti.i32,
+    nd: ti.template(),
+    p: ti.template(),
+    raw: ti.template(),
+    scatter: ti.template(),
+):
+    # Blocks of `bs` consecutive output elements; coordinates are decomposed once per block
+    # and then advanced like an odometer (no integer division per element).
+    for blk in range(nblocks):
+        lo = blk * bs
+        hi = ti.min(lo + bs, n)
+        c = ti.Vector([0] * nd, dt=ti.i64)
+        rem = ti.cast(lo, ti.i64)
+        ox = meta[0]
+        oy = meta[1]
+        oi = meta[2]
+        for k in ti.static(range(nd)):
+            d = ti.static(nd - 1 - k)
+            c[d] = rem % meta[_H + d]
+            rem = rem // meta[_H + d]
+            if ti.static(d != p):
+                ox += c[d] * meta[_H + nd + d]
+            oy += c[d] * meta[_H + 2 * nd + d]
+            oi += c[d] * meta[_H + 3 * nd + d]
+        dim = meta[3]
+        pst = meta[_H + nd + p]
+        for i in range(lo, hi):
+            v = ti.cast(idx[oi], ti.i64)
+            ok = True
+            src = ox
+            if ti.static(raw):
+                if v < 0:
+                    v += dim
+                if v < 0 or v >= dim:
+                    ok = False
+                    err[0] = 1
+                    err[1] = ti.cast(idx[oi], ti.i64)
+                src += v * pst
+            else:
+                src += v
+            if ok:
+                if ti.static(scatter):
+                    x[src] = y[oy]
+                else:
+                    y[oy] = x[src]
+            # advance the odometer by one element
+            last = ti.static(nd - 1)
+            c[last] += 1
+            if ti.static(last != p):
+                ox += meta[_H + nd + last]
+            oy += meta[_H + 2 * nd + last]
+            oi += meta[_H + 3 * nd + last]
+            for k in ti.static(range(nd - 1)):
+                d = ti.static(nd - 1 - k)
+                if c[d] == meta[_H + d]:
+                    c[d] = 0
+                    c[d - 1] += 1
+                    if ti.static(d != p):
+                        ox -= meta[_H + d] * meta[_H + nd + d]
+                    if ti.static(d - 1 != p):
+                        ox += meta[_H + nd + d - 1]
+                    oy += meta[_H + 2 * nd + d - 1] - meta[_H + d] * meta[_H + 2 * nd + d]
+                    oi += meta[_H + 3 * nd + d - 1] - meta[_H + d] * meta[_H + 3 * nd + d]
+
+
+# meta layout of _offsets: [idx_base, adv_dim, adv_stride, shape[nd], ist[nd]]
+@ti.kernel
+def _offsets(
+    idx: ti.types.ndarray(ndim=1),
+    off: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    err: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n: ti.i32,
+    nd: ti.template(),
+    first: ti.template(),
+    raw: ti.template(),
+):
+    """``off[b] (+)= wrap(idx[b]) * stride`` over the broadcast index shape (C order)."""
+    for b in range(n):
+        rem = ti.cast(b, ti.i64)
+        oi = meta[0]
+        for k in ti.static(range(nd)):
+            d = ti.static(nd - 1 - k)
+            c = rem % meta[3 + d]
+            rem = rem // meta[3 + d]
+            oi += c * meta[3 + nd + d]
+        v = ti.cast(idx[oi], ti.i64)
+        if ti.static(raw):
+            dim = meta[1]
+            if v < 0:
+                v += dim
+            if v < 0 or v >= dim:
+                err[0] = 1
+                err[1] = ti.cast(idx[oi], ti.i64)
+                v = 0
+            v *= meta[2]
+        if ti.static(first):
+            off[b] = v
+        else:
+            off[b] += v
+
+
+# ----------------------------------------------------------------------------- boolean masks
+
+
+@ti.kernel
+def _mask_count(
+    mask: ti.types.ndarray(dtype=ti.u8, ndim=1),
+    counts: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n: ti.i32,
+    bs: ti.i32,
+    nblocks: ti.i32,
+):
+    """Number of true elements in each block of ``bs`` elements (mask is contiguous)."""
+    for blk in range(nblocks):
+        lo = blk * bs
+        hi = ti.min(lo + bs, n)
+        s = 0
+        for i in range(lo, hi):
+            s += ti.cast(mask[i] != 0, ti.i32)
+        counts[blk] = s
+
+
+# meta of _mask_offsets: [base, shape[nd], strides[nd]]
+@ti.kernel
+def _mask_offsets(
+    mask: ti.types.ndarray(dtype=ti.u8, ndim=1),
+    starts: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    off: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n: ti.i32,
+    bs: ti.i32,
+    nblocks: ti.i32,
+    nd: ti.template(),
+):
+    """For the k-th true element (C order), its element offset ``sum c[d] * strides[d]``."""
+    for blk in range(nblocks):
+        lo = blk * bs
+        hi = ti.min(lo + bs, n)
+        pos = starts[blk]
+        for i in range(lo, hi):
+            if mask[i] != 0:
+                rem = ti.cast(i, ti.i64)
+                o = meta[0]
+                for k in ti.static(range(nd)):
+                    d = ti.static(nd - 1 - k)
+                    c = rem % meta[1 + d]
+                    rem = rem // meta[1 + d]
+                    o += c * meta[1 + nd + d]
+                off[pos] = o
+                pos += 1
+
+
+# meta of _mask_select: [x_base, x_row_stride, x_col_stride, ncols]
+@ti.kernel
+def _mask_select(
+    x: ti.types.ndarray(ndim=1),
+    mask: ti.types.ndarray(dtype=ti.u8, ndim=1),
+    starts: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    y: ti.types.ndarray(ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n: ti.i32,
+    bs: ti.i32,
+    nblocks: ti.i32,
+    scalar_rows: ti.template(),
+    scatter: ti.template(),
+):
+    """``y[k, :] = x[r_k, :]`` (or the reverse) for the k-th true row ``r_k`` of the mask.
+
+    ``x`` rows are ``x_base + r * row_stride + j * col_stride``; ``y`` is contiguous.
+    """
+    for blk in range(nblocks):
+        lo = blk * bs
+        hi = ti.min(lo + bs, n)
+        pos = starts[blk]
+        xb = meta[0]
+        rs = meta[1]
+        if ti.static(scalar_rows):
+            for i in range(lo, hi):
+                if mask[i] != 0:
+                    if ti.static(scatter):
+                        x[xb + i * rs] = y[pos]
+                    else:
+                        y[pos] = x[xb + i * rs]
+                    pos += 1
+        else:
+            cs = meta[2]
+            nc = ti.cast(meta[3], ti.i32)
+            for i in range(lo, hi):
+                if mask[i] != 0:
+                    for j in range(nc):
+                        if ti.static(scatter):
+                            x[xb + i * rs + j * cs] = y[pos * nc + j]
+                        else:
+                            y[pos * nc + j] = x[xb + i * rs + j * cs]
+                    pos += 1
+
+
+# meta of _mask_fill: [x_base, x_row_stride, x_col_stride, ncols]
+@ti.kernel
+def _mask_fill(
+    x: ti.types.ndarray(ndim=1),
+    mask: ti.types.ndarray(dtype=ti.u8, ndim=1),
+    v: ti.types.ndarray(ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n: ti.i32,
+):
+    """``x[r, :] = v[:]`` for every true row ``r`` of the mask (``v`` has ``ncols`` items)."""
+    for i in range(n):
+        if mask[i] != 0:
+            xb = meta[0] + i * meta[1]
+            for j in range(ti.cast(meta[3], ti.i32)):
+                x[xb + j * meta[2]] = v[j]
+
+
+_move_l = Launcher(_move, name="gather")
+_offsets_l = Launcher(_offsets, name="index_offsets")
+_count_l = Launcher(_mask_count, name="mask_count")
+_mask_offsets_l = Launcher(_mask_offsets, name="mask_offsets")
+_select_l = Launcher(_mask_select, name="mask_select")
+_fill_l = Launcher(_mask_fill, name="mask_fill")
+
+_UINT = {1: _dtypes.uint8, 2: _dtypes.uint16, 4: _dtypes.uint32, 8: _dtypes.uint64}
+_BLOCK = 8192
+_MOVE_BLOCK = 2048
+
+
+def bits_view(x: TiArray) -> TiArray:
+    """``x`` as unsigned integers of its item size (complex128: a trailing axis of 2 uint64)."""
+    if x._dtype is _dtypes.complex128:
+        r = real_view(x)
+        return TiArray._new(r._ptr, r._shape, r._strides, _dtypes.uint64, r._device, r._owner, r._readonly)
+    u = _UINT[x._dtype.itemsize]
+    return TiArray._new(x._ptr, x._shape, x._strides, u, x._device, x._owner, x._readonly)
+
+
+def _index_sig(d: _dtypes.DType) -> _dtypes.DType:
+    return _dtypes.uint8 if d is _dtypes.bool else d
+
+
+def _err() -> np.ndarray:
+    return np.zeros(2, dtype=np.int64)
+
+
+class IndexOutOfBounds(Exception):
+    """Raised by the helpers below with the offending index value; callers re-raise IndexError."""
+
+    def __init__(self, value):
+        super().__init__(value)
+        self.value = int(value)
+
+
+def move(
+    x: TiArray,
+    idx: TiArray,
+    y: TiArray,
+    shape: tuple,
+    xst: tuple,
+    yst: tuple,
+    ist: tuple,
+    p: int,
+    adv_dim: int,
+    *,
+    raw: bool,
+    scatter: bool,
+) -> None:
+    """Run ``_move`` (see the module docstring). ``x``/``y`` are bit views of equal dtype;
+    ``xst[p]`` is the advanced axis' stride (raw mode). Raises IndexOutOfBounds."""
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0:
+        return
+    xs, xo = span_arg(x)
+    ys, yo = span_arg(y)
+    is_, io = span_arg(idx)
+    nd = len(shape)
+    meta = meta_array(xo, yo, io, adv_dim, *shape, *xst, *yst, *ist)
+    err = _err()
+    it = x._dtype.itemsize
+    spec = _move_l.spec(
+        [(x._dtype, 1, False), (_index_sig(idx._dtype), 1, False), (y._dtype, 1, False),
+         (_dtypes.int64, 1, False), (_dtypes.int64, 1, False)],
+        (nd, p, raw, scatter),
+        serial=_move_l.use_serial(n * (2 * it + idx._dtype.itemsize)),
+    )  # fmt: skip
+    bs = _MOVE_BLOCK
+    spec.launch([xs, is_, ys, meta_arg(meta), meta_arg(err), n, bs, -(-n // bs)])
+    if err[0]:
+        raise IndexOutOfBounds(err[1])
+
+
+def offsets(idx: TiArray, off: TiArray, bshape: tuple, ist: tuple, dim: int, stride: int, *, first: bool,
+            raw: bool = True) -> None:  # fmt: skip
+    """``off (+)= wrap(idx) * stride`` over ``bshape`` (``idx`` strides ``ist``, broadcast)."""
+    n = off.size
+    if n == 0:
+        return
+    shape, (ist_c,) = collapse(tuple(bshape), tuple(ist))
+    is_, io = span_arg(idx)
+    meta = meta_array(io, dim, stride, *shape, *ist_c)
+    err = _err()
+    spec = _offsets_l.spec(
+        [(_index_sig(idx._dtype), 1, False), (_dtypes.int64, 1, False), (_dtypes.int64, 1, False),
+         (_dtypes.int64, 1, False)],
+        (len(shape), first, raw),
+        serial=_offsets_l.use_serial(n * 16),
+    )  # fmt: skip
+    spec.launch([is_, (off._ptr, off._nbytes(), (n,)), meta_arg(meta), meta_arg(err), n])
+    if err[0]:
+        raise IndexOutOfBounds(err[1])
+
+
+def _flat_mask(mask: TiArray) -> TiArray:
+    """A C-contiguous ``uint8`` view (or copy) of a boolean mask, flattened."""
+    from .._interop import copy_array
+
+    if not mask._is_c_contiguous():
+        mask = copy_array(mask)
+    n = mask.size
+    return TiArray._new(mask._ptr, (n,), (1,), _dtypes.uint8, mask._device, mask._owner, True)
+
+
+def mask_starts(mask: TiArray):
+    """``(flat_mask, starts, count, bs, nblocks)``: per-block start positions of the true elements."""
+    m = _flat_mask(mask)
+    n = m.size
+    bs = _BLOCK
+    nblocks = max(1, -(-n // bs))
+    counts = np.zeros(nblocks, dtype=np.int64)
+    if n:
+        spec = _count_l.spec(
+            [(_dtypes.uint8, 1, False), (_dtypes.int64, 1, False)], (), serial=_count_l.use_serial(n)
+        )
+        spec.launch([(m._ptr, n, (n,)), meta_arg(counts), n, bs, nblocks])
+    starts = np.zeros(nblocks, dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    count = int(starts[-1] + counts[-1])
+    return m, starts, count, bs, nblocks
+
+
+def mask_offsets(mask: TiArray, strides: tuple, base: int = 0):
+    """The element offsets (int64, on the host or device of ``mask``) of the true elements of
+    ``mask`` within an array with ``strides`` over the mask's axes, in C order."""
+    from .._interop import empty_owned
+
+    m, starts, count, bs, nblocks = mask_starts(mask)
+    off = empty_owned((count,), _dtypes.int64, mask._device)
+    if count:
+        shape = mask._shape
+        nd = max(1, len(shape))
+        meta = meta_array(base, *(shape or (1,)), *(strides or (0,)))
+        n = m.size
+        spec = _mask_offsets_l.spec(
+            [(_dtypes.uint8, 1, False), (_dtypes.int64, 1, False), (_dtypes.int64, 1, False),
+             (_dtypes.int64, 1, False)],
+            (nd,),
+            serial=_mask_offsets_l.use_serial(n + 8 * count),
+        )  # fmt: skip
+        spec.launch([(m._ptr, n, (n,)), meta_arg(starts), (off._ptr, off._nbytes(), (count,)), meta_arg(meta),
+                     n, bs, nblocks])  # fmt: skip
+    return off
+
+
+def mask_select(x: TiArray, m: TiArray, starts, count: int, bs: int, nblocks: int, y: TiArray,
+                row_stride: int, col_stride: int, ncols: int, base: int, *, scatter: bool) -> None:  # fmt: skip
+    """Copy the selected rows of ``x`` (bit view) to/from contiguous ``y`` (bit view).
+
+    ``base`` is the element offset of row 0 in ``x``'s span."""
+    n = m.size
+    if n == 0 or count == 0 or ncols == 0:
+        return
+    xs, xo = span_arg(x)
+    meta = meta_array(xo + base, row_stride, col_stride, ncols)
+    it = x._dtype.itemsize
+    spec = _select_l.spec(
+        [(x._dtype, 1, False), (_dtypes.uint8, 1, False), (_dtypes.int64, 1, False), (y._dtype, 1, False),
+         (_dtypes.int64, 1, False)],
+        (ncols == 1, scatter),
+        serial=_select_l.use_serial(n + 2 * it * count * ncols),
+    )  # fmt: skip
+    spec.launch([xs, (m._ptr, n, (n,)), meta_arg(starts), (y._ptr, y._nbytes(), (y.size,)), meta_arg(meta),
+                 n, bs, nblocks])  # fmt: skip
+
+
+def mask_fill(x: TiArray, m: TiArray, v: TiArray, row_stride: int, col_stride: int, ncols: int,
+              base: int) -> None:  # fmt: skip
+    """``x[r, :] = v`` for the true rows ``r`` of the flat mask ``m`` (``x``, ``v`` bit views,
+    ``v`` contiguous with ``ncols`` elements)."""
+    n = m.size
+    if n == 0 or ncols == 0:
+        return
+    xs, xo = span_arg(x)
+    meta = meta_array(xo + base, row_stride, col_stride, ncols)
+    spec = _fill_l.spec(
+        [(x._dtype, 1, False), (_dtypes.uint8, 1, False), (v._dtype, 1, False), (_dtypes.int64, 1, False)],
+        (),
+        serial=_fill_l.use_serial(n * (1 + x._dtype.itemsize)),
+    )
+    spec.launch([xs, (m._ptr, n, (n,)), (v._ptr, v._nbytes(), (v.size,)), meta_arg(meta), n])
