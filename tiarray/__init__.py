@@ -65,6 +65,26 @@ __all__ = [
 
 # ---- array API: manipulation, indexing, linear algebra, linalg/fft extensions (api-manipulation) ----
 from ._indexing_functions import take, take_along_axis  # noqa: E402
+from ._manipulation_functions import (  # noqa: E402
+    broadcast_arrays,
+    broadcast_to,
+    concat,
+    expand_dims,
+    flip,
+    moveaxis,
+    permute_dims,
+    repeat,
+    reshape,
+    roll,
+    squeeze,
+    stack,
+    tile,
+    unstack,
+)
 
-__all__ += ["take", "take_along_axis"]
+__all__ += [
+    "take", "take_along_axis",
+    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
+    "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+]  # fmt: skip
 # ---- end api-manipulation ----
