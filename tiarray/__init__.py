@@ -65,6 +65,7 @@ __all__ = [
 
 # ---- array API: manipulation, indexing, linear algebra, linalg/fft extensions (api-manipulation) ----
 from ._indexing_functions import take, take_along_axis  # noqa: E402
+from ._linear_algebra_functions import matmul, matrix_transpose, tensordot, vecdot  # noqa: E402
 from ._manipulation_functions import (  # noqa: E402
     broadcast_arrays,
     broadcast_to,
@@ -84,6 +85,7 @@ from ._manipulation_functions import (  # noqa: E402
 
 __all__ += [
     "take", "take_along_axis",
+    "matmul", "matrix_transpose", "tensordot", "vecdot",
     "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
     "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
 ]  # fmt: skip
