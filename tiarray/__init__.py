@@ -64,7 +64,7 @@ __all__ = [
 ]  # fmt: skip
 
 # ---- array API: manipulation, indexing, linear algebra, linalg/fft extensions (api-manipulation) ----
-from . import linalg  # noqa: E402
+from . import fft, linalg  # noqa: E402
 from ._indexing_functions import take, take_along_axis  # noqa: E402
 from ._linear_algebra_functions import matmul, matrix_transpose, tensordot, vecdot  # noqa: E402
 from ._manipulation_functions import (  # noqa: E402
@@ -85,7 +85,7 @@ from ._manipulation_functions import (  # noqa: E402
 )
 
 __all__ += [
-    "linalg",
+    "fft", "linalg",
     "take", "take_along_axis",
     "matmul", "matrix_transpose", "tensordot", "vecdot",
     "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",

@@ -49,6 +49,31 @@ def _expand(
             out[lo + j] = i
 
 
+@ti.kernel
+def _freq(
+    out: ti.types.ndarray(ndim=1), n: ti.i64, scale: ti.f64, m: ti.i32, half: ti.template(), dt: ti.template()
+):
+    """The sample frequencies of fft (``half``: of rfft): ``k * scale`` with ``k`` wrapped."""
+    for i in range(m):
+        v = ti.cast(i, ti.i64)
+        if ti.static(not half):
+            if v >= (n + 1) // 2:
+                v -= n
+        out[i] = ti.cast(ti.cast(v, ti.f64) * scale, dt)
+
+
+_freq_l = Launcher(_freq, name="fftfreq")
+
+
+def frequencies(out: TiArray, n: int, scale: float, half: bool) -> None:
+    """Fill the 1-D contiguous ``out`` with the fft (or rfft) sample frequencies."""
+    m = out.size
+    spec = _freq_l.spec(
+        [(out._dtype, 1, False)], (half, _dtypes.taichi_type(out._dtype)), serial=_freq_l.use_serial(8 * m)
+    )
+    spec.launch([(out._ptr, out._nbytes(), (m,)), n, scale, m])
+
+
 _scan_l = Launcher(_scan, name="repeat_scan")
 _expand_l = Launcher(_expand, name="repeat_expand")
 
