@@ -477,6 +477,8 @@ def setitem_advanced(x: TiArray, key, value) -> None:
                 _check_only(plan, bshape, factor, func)
             return
         try:
+            # validate every index before writing anything (as NumPy)
+            _g.check_bounds(idx, plan.view._shape[vax])
             _g.move(xb, idx, yb, tuple(shape), tuple(xst), tuple(yst), tuple(ist), p,
                     plan.view._shape[vax], raw=True, scatter=True)  # fmt: skip
         except _g.IndexOutOfBounds as e:

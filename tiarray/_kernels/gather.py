@@ -144,6 +144,18 @@ def _offsets(
             off[b] += v
 
 
+@ti.kernel
+def _check(
+    idx: ti.types.ndarray(ndim=1), err: ti.types.ndarray(dtype=ti.i64, ndim=1), n: ti.i32, dim: ti.i64
+):
+    """Record an index outside ``[-dim, dim)`` (validation before a scatter writes anything)."""
+    for i in range(n):
+        v = ti.cast(idx[i], ti.i64)
+        if v < -dim or v >= dim:
+            err[0] = 1
+            err[1] = v
+
+
 # ----------------------------------------------------------------------------- boolean masks
 
 
@@ -259,6 +271,7 @@ def _mask_fill(
 
 _move_l = Launcher(_move, name="gather")
 _offsets_l = Launcher(_offsets, name="index_offsets")
+_check_l = Launcher(_check, name="index_check")
 _count_l = Launcher(_mask_count, name="mask_count")
 _mask_offsets_l = Launcher(_mask_offsets, name="mask_offsets")
 _select_l = Launcher(_mask_select, name="mask_select")
@@ -330,6 +343,22 @@ def move(
     )  # fmt: skip
     bs = _MOVE_BLOCK
     spec.launch([xs, is_, ys, meta_arg(meta), meta_arg(err), n, bs, -(-n // bs)])
+    if err[0]:
+        raise IndexOutOfBounds(err[1])
+
+
+def check_bounds(idx: TiArray, dim: int) -> None:
+    """Raise IndexOutOfBounds if the contiguous 1-D ``idx`` holds an index outside ``[-dim, dim)``."""
+    n = idx.size
+    if n == 0:
+        return
+    err = _err()
+    spec = _check_l.spec(
+        [(_index_sig(idx._dtype), 1, False), (_dtypes.int64, 1, False)],
+        (),
+        serial=_check_l.use_serial(n * idx._dtype.itemsize),
+    )
+    spec.launch([(idx._ptr, idx._nbytes(), (n,)), meta_arg(err), n, dim])
     if err[0]:
         raise IndexOutOfBounds(err[1])
 
