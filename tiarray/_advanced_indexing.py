@@ -51,13 +51,14 @@ def _as_index_array(k, x: TiArray, func: str) -> TiArray:
 
     if isinstance(k, TiArray):
         a = k
-    elif isinstance(k, (list, tuple)) and len(k) == 0:
-        a = asarray(np.zeros(0, dtype=np.int64))
     else:
         try:
             a = asarray(k)
         except (TypeError, ValueError) as e:
             raise IndexError(f"{func}: {k!r} cannot be used as an index ({e})") from None
+        if isinstance(k, (list, tuple)) and a.size == 0 and a._dtype.kind == "f":
+            # an empty sequence is an (empty) integer index, as in NumPy
+            a = asarray(np.zeros(a._shape, dtype=np.int64))
     if a._device != x._device:
         a = a.to_device(x._device)
     return a
