@@ -28,17 +28,20 @@ _NOFM = {"fast_math": False}
 
 @ti.func
 def _combine(op: ti.template(), acc, v):
+    # ti.math.isnan, not v != v: Taichi's IR simplifier folds x != x to False
     r = acc
     if ti.static(op == MAXABS or op == MAX):
-        if v > acc or v != v:
+        if v > acc or ti.math.isnan(v):
             r = v
+        if ti.math.isnan(acc):  # NaN is sticky
+            r = acc
     elif ti.static(op == MINABS or op == MIN):
-        if v < acc or v != v:
+        if v < acc or ti.math.isnan(v):
             r = v
+        if ti.math.isnan(acc):
+            r = acc
     else:
-        r = acc + v
-    if acc != acc:  # NaN is sticky for max/min (and sums stay NaN by themselves)
-        r = acc
+        r = acc + v  # sums propagate NaN by themselves
     return r
 
 
@@ -115,7 +118,8 @@ def _reduce(
                     elif ti.static(op == SUMPOW):
                         v = ti.pow(sq, p * 0.5)
                     elif ti.static(op == COUNTNZ):
-                        v = ti.cast(re != 0 or im != 0, acc_t)
+                        # `==`, not `!=`: Taichi emits an ordered compare, and NaN counts as non-zero
+                        v = ti.select(re == 0 and im == 0, ti.cast(0, acc_t), ti.cast(1, acc_t))
                     else:
                         v = ti.sqrt(sq)
                     acc = _combine(op, acc, v)
@@ -128,7 +132,7 @@ def _reduce(
                 elif ti.static(op == SUMPOW):
                     v = ti.pow(ti.abs(xv), p)
                 elif ti.static(op == COUNTNZ):
-                    v = ti.cast(xv != 0, acc_t)
+                    v = ti.select(xv == 0, ti.cast(0, acc_t), ti.cast(1, acc_t))
                 else:
                     v = ti.abs(xv)
                 if ti.static(op == MAX or op == MIN):
@@ -201,7 +205,7 @@ def reduce(x: TiArray, red_axes: tuple, op: int, *, p: float = 0.0, fin: int = F
 
         v = ident.get(op, 0)
         if fin == FIN_ROOT and p < 0 and op == SUMPOW:
-            v = 0.0
+            v = math.inf  # an empty sum is 0, and 0 ** (1 / p) is inf for p < 0
         z = _scalar(v, out_dtype, x._device)
         copy_into(out, broadcast_view(z, out_shape))
         return out
