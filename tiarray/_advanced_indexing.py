@@ -26,8 +26,9 @@ import numpy as np
 
 from . import _dtypes
 from ._array_object import TiArray, c_strides
+from ._interop import asarray, copy_array, copy_into, empty_owned
 from ._kernels import gather as _g
-from ._views import broadcast_shapes, broadcast_view
+from ._views import broadcast_shapes, broadcast_view, collapse
 
 __all__ = ["getitem_advanced", "setitem_advanced"]
 
@@ -47,7 +48,6 @@ def _bad_index(func: str, k) -> IndexError:
 
 
 def _as_index_array(k, x: TiArray, func: str) -> TiArray:
-    from ._interop import asarray
 
     if isinstance(k, TiArray):
         a = k
@@ -237,7 +237,6 @@ def _bits_layout(dtype: _dtypes.DType):
 
 def _combined_offsets(plan: _Plan, bshape: tuple, factor: int, func: str):
     """The int64 offsets (in bit-view elements) of every advanced position, over B (C order)."""
-    from ._interop import empty_owned
 
     view = plan.view
     nb = 1
@@ -258,8 +257,6 @@ def _combined_offsets(plan: _Plan, bshape: tuple, factor: int, func: str):
         _g.offsets(ov, off, bshape, ov._strides, 0, 1, first=first, raw=False)
         first = False
     if first:  # only 0-d booleans: no offsets at all
-        from ._interop import copy_into
-
         z = empty_owned((), _dtypes.int64, view._device, zero=True)
         if nb:
             copy_into(off, broadcast_view(z, bshape))
@@ -283,7 +280,6 @@ def _simple_mask(plan: _Plan) -> bool:
 
 def _rows(plan: _Plan, factor: int, extra: bool):
     """For the simple mask case: (row_stride, col_stride, ncols) or None if not 2-D-able."""
-    from ._views import collapse
 
     m, vax, _, _ = plan.masks[0]
     vs = plan.view
@@ -318,8 +314,30 @@ def getitem_advanced(x: TiArray, key) -> TiArray:
     return _getitem(x, key, _GET)
 
 
+def _single_array(key, x: TiArray):
+    """The key's only component as a TiArray if it is one array (fast paths), else None."""
+    k = key[0] if type(key) is tuple and len(key) == 1 else key
+    if isinstance(k, TiArray):
+        a = k
+    elif isinstance(k, np.ndarray) and k.ndim:
+        a = asarray(k)
+    else:
+        return None
+    if a.ndim == 0 or a._device != x._device:
+        return None
+    return a
+
+
 def _getitem(x: TiArray, key, func: str) -> TiArray:
-    from ._interop import empty_owned
+    a = _single_array(key, x)
+    if a is not None:
+        kind = a._dtype.kind
+        if kind in "iu" and x.ndim:
+            return gather_axis(x, a, 0, func)
+        if kind == "b" and a._shape == x._shape[: a.ndim]:
+            r = _mask_get(x, a)
+            if r is not None:
+                return r
 
     plan = _plan(x, key, func)
     factor, extra = _bits_layout(x._dtype)
@@ -386,7 +404,6 @@ def _flat(a: TiArray) -> TiArray:
 
 def _contiguous_index(a: TiArray, bshape: tuple, func: str) -> TiArray:
     """The index array broadcast to B, C-contiguous and flattened."""
-    from ._interop import copy_array
 
     if a._shape != tuple(bshape) or not a._is_c_contiguous():
         a = copy_array(broadcast_view(a, bshape))
@@ -396,6 +413,95 @@ def _contiguous_index(a: TiArray, bshape: tuple, func: str) -> TiArray:
 def _check_only(plan: _Plan, bshape: tuple, factor: int, func: str) -> None:
     """Bounds-check the integer index arrays (when the result is empty but B is not)."""
     _combined_offsets(plan, bshape, factor, func)
+
+
+def gather_axis(x: TiArray, idx: TiArray, axis: int, func: str) -> TiArray:
+    """``x[(slice(None),) * axis + (idx,)]`` for an integer TiArray ``idx`` (the fast path of
+    ``take`` and of ``x[int_array]``)."""
+    if not idx._is_c_contiguous():
+        idx = copy_array(idx)
+    nb = idx.size
+    fi = idx._view(idx._ptr, (nb,), (1,))
+    dim = x._shape[axis]
+    pre, post = x._shape[:axis], x._shape[axis + 1 :]
+    out = empty_owned(pre + idx._shape + post, x._dtype, x._device)
+    try:
+        if out.size == 0:
+            if nb:
+                _g.check_bounds(fi, dim)
+            return out
+        factor, extra = _bits_layout(x._dtype)
+        ost = c_strides(pre + (nb,) + post)
+        shape, xst, yst = [], [], []
+        if pre:
+            sh, (a, b) = collapse(pre, x._strides[:axis], ost[:axis])
+            shape += sh
+            xst += a
+            yst += b
+        p = len(shape)
+        shape.append(nb)
+        xst.append(x._strides[axis])
+        yst.append(ost[axis])
+        if post:
+            sh, (a, b) = collapse(post, x._strides[axis + 1 :], ost[axis + 1 :])
+            shape += sh
+            xst += a
+            yst += b
+        xst = [v * factor for v in xst]
+        yst = [v * factor for v in yst]
+        ist = [0] * len(shape)
+        ist[p] = 1
+        if extra:
+            shape.append(2)
+            xst.append(1)
+            yst.append(1)
+            ist.append(0)
+        _g.move(_g.bits_view(x), fi, _g.bits_view(out), tuple(shape), tuple(xst), tuple(yst), tuple(ist), p, dim,
+                raw=True, scatter=False)  # fmt: skip
+    except _g.IndexOutOfBounds as e:
+        raise IndexError(
+            f"{func}: index {e.value} is out of bounds for axis {axis} with size {dim}"
+        ) from None
+    return out
+
+
+def _mask_get(x: TiArray, m: TiArray):
+    """``x[m]`` for a boolean TiArray ``m`` of shape ``x.shape[:m.ndim]``, or None when the
+    masked axes or the rest do not flatten to single strides."""
+    k = m.ndim
+    msh, (mst,) = collapse(x._shape[:k], x._strides[:k])
+    if len(msh) != 1:
+        return None
+    factor, extra = _bits_layout(x._dtype)
+    post = x._shape[k:]
+    post_shape = list(post)
+    post_str = [st * factor for st in x._strides[k:]]
+    if extra:
+        post_shape.append(2)
+        post_str.append(1)
+    ncols = 1
+    for v in post_shape:
+        ncols *= v
+    if ncols and post_shape:
+        psh, (pst,) = collapse(tuple(post_shape), tuple(post_str))
+        if len(psh) != 1:
+            return None
+        cs = pst[0]
+    else:
+        cs = 1
+    n = msh[0]
+    if _g._select_l.use_serial(n * (1 + ncols * x._dtype.itemsize)):
+        # small: one serial pass into room for every row, then a view of the rows used
+        fm = _g._flat_mask(m)
+        full = empty_owned((n,) + post, x._dtype, x._device)
+        count = _g.mask_compact(_g.bits_view(x), fm, _g.bits_view(full), mst[0] * factor, cs, ncols)
+        shape = (count,) + post
+        return full._view(full._ptr, shape, c_strides(shape))
+    fm, starts, count, bs, nblocks = _g.mask_starts(m)
+    out = empty_owned((count,) + post, x._dtype, x._device)
+    _g.mask_select(_g.bits_view(x), fm, starts, count, bs, nblocks, _g.bits_view(out), mst[0] * factor, cs, ncols, 0,
+                   scatter=False)  # fmt: skip
+    return out
 
 
 # ----------------------------------------------------------------------------- setitem
@@ -409,7 +515,6 @@ def setitem_advanced(x: TiArray, key, value) -> None:
     """
     func = _SET
     from ._indexing import _as_value
-    from ._interop import copy_array, empty_owned
 
     plan = _plan(x, key, func)
     v = _as_value(value, x, "TiArray.__setitem__")
@@ -456,8 +561,6 @@ def setitem_advanced(x: TiArray, key, value) -> None:
     flat_b = _flat_stride(bshape, bst)
     if flat_b is None:
         vv = empty_owned(out_shape, x._dtype, x._device)
-        from ._interop import copy_into
-
         copy_into(vv, broadcast_view(v, out_shape))
         flat_b = _flat_stride(bshape, vv._strides[np_ : np_ + len(bshape)])
     yst = list(vv._strides[:np_]) + [flat_b] + list(vv._strides[np_ + len(bshape) :])

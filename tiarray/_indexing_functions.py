@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import operator
 
+from ._advanced_indexing import gather_axis
 from ._array_object import TiArray, c_strides
+from ._interop import empty_owned
+from ._kernels import gather as _g
 from ._views import broadcast_shapes, broadcast_view
 
 __all__ = ["take", "take_along_axis"]
@@ -79,8 +82,6 @@ def take(x, indices, /, *, axis=None) -> TiArray:
     >>> ta.take(x, ta.asarray([3, 0, -1])).tolist()
     [40, 10, 40]
     """
-    from ._advanced_indexing import _getitem
-
     func = "take"
     x = _check_array(x, func, "x")
     indices = _check_indices(indices, x, func)
@@ -94,8 +95,7 @@ def take(x, indices, /, *, axis=None) -> TiArray:
             )
         axis = 0
     axis = _axis(axis, x.ndim, func)
-    key = (slice(None),) * axis + (indices,)
-    return _getitem(x, key, f"{func}(): argument 'indices'")
+    return gather_axis(x, indices, axis, f"{func}(): argument 'indices'")
 
 
 def take_along_axis(x, indices, /, *, axis=-1) -> TiArray:
@@ -135,9 +135,6 @@ def take_along_axis(x, indices, /, *, axis=-1) -> TiArray:
     >>> ta.take_along_axis(x, i, axis=1).tolist()
     [[10, 20, 30], [40, 50, 60]]
     """
-    from ._interop import empty_owned
-    from ._kernels import gather as _g
-
     func = "take_along_axis"
     x = _check_array(x, func, "x")
     indices = _check_indices(indices, x, func)

@@ -23,13 +23,14 @@ and ``y[dst] = x[src]`` (gather) or ``x[src] = y[dst]`` (scatter).
 import numpy as np
 import taichi as ti
 
-from .. import _dtypes
+from .. import _dtypes, _runtime
 from .._array_object import TiArray
+from .._interop import copy_array, empty_owned
 from .._launch import Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
 
-# meta layout of _move: [x_base, y_base, idx_base, adv_dim, shape[nd], xst[nd], yst[nd], ist[nd]]
+# meta layout of _move: [x_base, y_base, idx_base, adv_dim, shape[nd], xst[nd], yst[nd], ist[nd], err, bad]
 _H = 4
 
 
@@ -39,7 +40,6 @@ def _move(
     idx: ti.types.ndarray(ndim=1),
     y: ti.types.ndarray(ndim=1),
     meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
-    err: ti.types.ndarray(dtype=ti.i64, ndim=1),
     n: ti.i32,
     bs: ti.i32,
     nblocks: ti.i32,
@@ -77,8 +77,8 @@ def _move(
                     v += dim
                 if v < 0 or v >= dim:
                     ok = False
-                    err[0] = 1
-                    err[1] = ti.cast(idx[oi], ti.i64)
+                    meta[_H + 4 * nd] = 1
+                    meta[_H + 4 * nd + 1] = ti.cast(idx[oi], ti.i64)
                 src += v * pst
             else:
                 src += v
@@ -207,7 +207,7 @@ def _mask_offsets(
                 pos += 1
 
 
-# meta of _mask_select: [x_base, x_row_stride, x_col_stride, ncols]
+# meta of _mask_select: [x_base, x_row_stride, x_col_stride, ncols, count (out, one block)]
 @ti.kernel
 def _mask_select(
     x: ti.types.ndarray(ndim=1),
@@ -250,6 +250,8 @@ def _mask_select(
                         else:
                             y[pos * nc + j] = x[xb + i * rs + j * cs]
                     pos += 1
+        if nblocks == 1:
+            meta[4] = pos  # the number of rows (one pass over a small mask, see mask_compact)
 
 
 # meta of _mask_fill: [x_base, x_row_stride, x_col_stride, ncols]
@@ -328,23 +330,44 @@ def move(
         n *= s
     if n == 0:
         return
-    xs, xo = span_arg(x)
-    ys, yo = span_arg(y)
-    is_, io = span_arg(idx)
+    xs, xo = span(x)
+    ys, yo = span(y)
+    is_, io = span(idx)
     nd = len(shape)
-    meta = meta_array(xo, yo, io, adv_dim, *shape, *xst, *yst, *ist)
-    err = _err()
+    meta = np.array((xo, yo, io, adv_dim, *shape, *xst, *yst, *ist, 0, 0), dtype=np.int64)
     it = x._dtype.itemsize
-    spec = _move_l.spec(
-        [(x._dtype, 1, False), (_index_sig(idx._dtype), 1, False), (y._dtype, 1, False),
-         (_dtypes.int64, 1, False), (_dtypes.int64, 1, False)],
-        (nd, p, raw, scatter),
-        serial=_move_l.use_serial(n * (2 * it + idx._dtype.itemsize)),
-    )  # fmt: skip
+    idt = idx._dtype
+    serial = _move_l.use_serial(n * (2 * it + idt.itemsize))
+    key = (x._dtype, idt, nd, p, raw, scatter, serial)
+    spec = _move_specs.get(key)
+    if spec is None or spec.prog is not _runtime.ensure_init():
+        spec = _move_l.spec(
+            [
+                (x._dtype, 1, False),
+                (_index_sig(idt), 1, False),
+                (y._dtype, 1, False),
+                (_dtypes.int64, 1, False),
+            ],
+            (nd, p, raw, scatter),
+            serial=serial,
+        )
+        _move_specs[key] = spec
     bs = _MOVE_BLOCK
-    spec.launch([xs, is_, ys, meta_arg(meta), meta_arg(err), n, bs, -(-n // bs)])
-    if err[0]:
-        raise IndexOutOfBounds(err[1])
+    spec.launch([xs, is_, ys, (meta.ctypes.data, meta.nbytes, meta.shape), n, bs, -(-n // bs)])
+    if meta[-2]:
+        raise IndexOutOfBounds(meta[-1])
+
+
+_move_specs: dict = {}
+
+
+def span(x: TiArray) -> tuple:
+    """``span_arg`` with a shortcut for C-contiguous arrays."""
+    if x._is_c_contiguous():
+        n = x.size
+        if n:
+            return (x._ptr, n * x._dtype.itemsize, (n,)), 0
+    return span_arg(x)
 
 
 def check_bounds(idx: TiArray, dim: int) -> None:
@@ -386,8 +409,6 @@ def offsets(idx: TiArray, off: TiArray, bshape: tuple, ist: tuple, dim: int, str
 
 def _flat_mask(mask: TiArray) -> TiArray:
     """A C-contiguous ``uint8`` view (or copy) of a boolean mask, flattened."""
-    from .._interop import copy_array
-
     if not mask._is_c_contiguous():
         mask = copy_array(mask)
     n = mask.size
@@ -415,8 +436,6 @@ def mask_starts(mask: TiArray):
 def mask_offsets(mask: TiArray, strides: tuple, base: int = 0):
     """The element offsets (int64, on the host or device of ``mask``) of the true elements of
     ``mask`` within an array with ``strides`` over the mask's axes, in C order."""
-    from .._interop import empty_owned
-
     m, starts, count, bs, nblocks = mask_starts(mask)
     off = empty_owned((count,), _dtypes.int64, mask._device)
     if count:
@@ -443,8 +462,8 @@ def mask_select(x: TiArray, m: TiArray, starts, count: int, bs: int, nblocks: in
     n = m.size
     if n == 0 or count == 0 or ncols == 0:
         return
-    xs, xo = span_arg(x)
-    meta = meta_array(xo + base, row_stride, col_stride, ncols)
+    xs, xo = span(x)
+    meta = meta_array(xo + base, row_stride, col_stride, ncols, 0)
     it = x._dtype.itemsize
     spec = _select_l.spec(
         [(x._dtype, 1, False), (_dtypes.uint8, 1, False), (_dtypes.int64, 1, False), (y._dtype, 1, False),
@@ -454,6 +473,27 @@ def mask_select(x: TiArray, m: TiArray, starts, count: int, bs: int, nblocks: in
     )  # fmt: skip
     spec.launch([xs, (m._ptr, n, (n,)), meta_arg(starts), (y._ptr, y._nbytes(), (y.size,)), meta_arg(meta),
                  n, bs, nblocks])  # fmt: skip
+
+
+def mask_compact(x: TiArray, m: TiArray, y: TiArray, row_stride: int, col_stride: int, ncols: int) -> int:
+    """One serial pass: copy the selected rows of ``x`` (bit view) into ``y`` (bit view, room
+    for every row) and return their number. For small arrays, where a second launch (the
+    count pass of :func:`mask_starts`) costs more than the work."""
+    n = m.size
+    if n == 0 or ncols == 0:
+        return int(np.count_nonzero(m._numpy_view())) if n and m._device.kind == "cpu" else 0
+    xs, xo = span(x)
+    meta = meta_array(xo, row_stride, col_stride, ncols, 0)
+    starts = np.zeros(1, dtype=np.int64)
+    spec = _select_l.spec(
+        [(x._dtype, 1, False), (_dtypes.uint8, 1, False), (_dtypes.int64, 1, False), (y._dtype, 1, False),
+         (_dtypes.int64, 1, False)],
+        (ncols == 1, False),
+        serial=True,
+    )  # fmt: skip
+    spec.launch([xs, (m._ptr, n, (n,)), meta_arg(starts), (y._ptr, y._nbytes(), (y.size,)), meta_arg(meta),
+                 n, n, 1])  # fmt: skip
+    return int(meta[4])
 
 
 def mask_fill(x: TiArray, m: TiArray, v: TiArray, row_stride: int, col_stride: int, ncols: int,
