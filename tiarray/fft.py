@@ -526,8 +526,8 @@ def ihfft(x, /, *, n=None, axis=-1, norm="backward") -> TiArray:
     Examples
     --------
     >>> import tiarray as ta
-    >>> ta.fft.ihfft(ta.asarray([1.0, 1.0, 1.0, 1.0])).tolist()
-    [(1+0j), 0j, 0j]
+    >>> ta.fft.ihfft(ta.asarray([1.0, 2.0, 1.0, 0.0])).tolist()
+    [(1-0j), 0.5j, -0j]
     """
     return _one_axis(x, n, axis, norm, "ihfft", "real", np.fft.ihfft, "complex")
 
