@@ -361,13 +361,30 @@ def move(
 _move_specs: dict = {}
 
 
+_MAX_ELEMENTS = 2**31 - 1
+
+
+def check_elements(n: int, what: str = "an array") -> None:
+    """Taichi indexes ndarrays with 32-bit integers: refuse spans it cannot address (rather
+    than let an index wrap around)."""
+    if n > _MAX_ELEMENTS:
+        raise ValueError(
+            f"{what} spans {n} elements; Taichi kernels index memory with 32-bit integers "
+            f"(at most {_MAX_ELEMENTS} elements per operand)"
+        )
+
+
 def span(x: TiArray) -> tuple:
-    """``span_arg`` with a shortcut for C-contiguous arrays."""
+    """``span_arg`` with a shortcut for C-contiguous arrays, refusing spans too large for
+    Taichi's 32-bit indices."""
     if x._is_c_contiguous():
         n = x.size
         if n:
+            check_elements(n)
             return (x._ptr, n * x._dtype.itemsize, (n,)), 0
-    return span_arg(x)
+    sp, off = span_arg(x)
+    check_elements(sp[2][0])
+    return sp, off
 
 
 def check_bounds(idx: TiArray, dim: int) -> None:
@@ -393,7 +410,7 @@ def offsets(idx: TiArray, off: TiArray, bshape: tuple, ist: tuple, dim: int, str
     if n == 0:
         return
     shape, (ist_c,) = collapse(tuple(bshape), tuple(ist))
-    is_, io = span_arg(idx)
+    is_, io = span(idx)
     meta = meta_array(io, dim, stride, *shape, *ist_c)
     err = _err()
     spec = _offsets_l.spec(
@@ -503,7 +520,7 @@ def mask_fill(x: TiArray, m: TiArray, v: TiArray, row_stride: int, col_stride: i
     n = m.size
     if n == 0 or ncols == 0:
         return
-    xs, xo = span_arg(x)
+    xs, xo = span(x)
     meta = meta_array(xo + base, row_stride, col_stride, ncols)
     spec = _fill_l.spec(
         [(x._dtype, 1, False), (_dtypes.uint8, 1, False), (v._dtype, 1, False), (_dtypes.int64, 1, False)],

@@ -18,7 +18,9 @@ import taichi as ti
 from .. import _dtypes
 from .._array_object import TiArray
 from .._launch import Launcher
-from ._strided import meta_arg, meta_array, span_arg
+from ._strided import meta_arg, meta_array
+from .gather import check_elements
+from .gather import span as span_arg
 
 SUM, SUMABS, SUMSQ, SUMPOW, MAXABS, MINABS, COUNTNZ, MAX, MIN = range(9)
 FIN_NONE, FIN_SQRT, FIN_ROOT = range(3)
@@ -253,6 +255,7 @@ def _launch(x, out, out_shape, out_str, red_shape, red_str, n_red, chunk, nchunk
         xd = _dtypes.finfo_dtype(xd)
         rit = xd.itemsize
         span = (span[0], span[1], (span[1] // rit,))
+        check_elements(span[2][0])
     if xd is _dtypes.bool:
         xd = _dtypes.uint8
     meta = meta_array(off, n_red, chunk, nchunks, *osh, *ost, *rsh, *rst)
@@ -341,6 +344,7 @@ def cross(a: TiArray, b: TiArray, out: TiArray, shape: tuple, ct: _dtypes.DType)
         if d.kind == "c":
             d = _dtypes.finfo_dtype(d)
             span = (span[0], span[1], (span[1] // d.itemsize,))
+            check_elements(span[2][0])
         return span, d
 
     sa, da = fix(sa, a)

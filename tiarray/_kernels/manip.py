@@ -6,7 +6,8 @@ import taichi as ti
 from .. import _dtypes
 from .._array_object import TiArray
 from .._launch import Launcher
-from ._strided import meta_arg, span_arg
+from ._strided import meta_arg
+from .gather import span as span_arg
 
 
 @ti.kernel

@@ -32,7 +32,9 @@ import taichi as ti
 from .. import _dtypes
 from .._array_object import TiArray
 from .._launch import Launcher
-from ._strided import meta_arg, span_arg
+from ._strided import meta_arg
+from .gather import check_elements
+from .gather import span as span_arg
 
 _NOFM = {"fast_math": False}
 
@@ -269,6 +271,7 @@ def _parts(x: TiArray):
         lo, _ = x._byte_extent()
         rit = x._dtype.itemsize // 2
         n = span[1] // rit
+        check_elements(n)
         span = (span[0], span[1], (n,))
         return span, 2 * off, 0, 1, 2
     return span, off, 0, 0, 1
@@ -305,6 +308,7 @@ def direct(a: TiArray, b: TiArray, out_buf: TiArray, aoffs, boffs, M: int, N: in
         serial=_direct_l.use_serial(n * K * 2),
     )  # fmt: skip
     nout = n * (2 if cplx else 1)
+    check_elements(nout, "matmul's output")
     spec.launch([sa, aoa, sb, boa, (out_buf._ptr, nout * rct.itemsize, (nout,)), meta_arg(meta), n])
 
 
@@ -324,6 +328,9 @@ def packed(a: TiArray, b: TiArray, c_ptr: int, c_nvec: int, ldc: int, aoffs, bof
     njb = -(-N // NR)
     nbatch = len(aoffs)
     nb_b = 1 if b_shared else nbatch
+    check_elements(nbatch * nib * Kr * MR, "matmul's packed copy of x1")
+    check_elements(nb_b * njb * Kr * NR, "matmul's packed copy of x2")
+    check_elements(nbatch * (-(-Mr // MR) * MR) * max(N, njb * NR), "matmul's output")
     ap = empty_owned((nbatch * nib * Kr, MR), rct, a._device)
     bp = empty_owned((nb_b * njb * Kr, NR), rct, a._device)
     sa, oa, are, aim, fa = _parts(a)
