@@ -73,7 +73,20 @@ def arrays(draw, dtypes=ALL_DTYPES, min_dims=0, max_dims=4, min_side=0, max_side
     if shape is None:
         nd = draw(st.integers(min_dims, max_dims))
         shape = tuple(draw(st.integers(min_side, max_side)) for _ in range(nd))
-    a = draw(layouts(tuple(shape), dtype, **kw))
+    shape = tuple(shape)
+    if shape and not kw.get("contiguous_only") and draw(st.integers(0, 3)) == 0:
+        # strides made by slicing the TiArray itself (basic indexing views)
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        steps = [draw(st.sampled_from([2, -1, -3])) for _ in shape]
+        base = fill(rng, tuple(max(1, s * abs(k)) for s, k in zip(shape, steps)), dtype,
+                    specials=kw.get("specials", False), small=kw.get("small", False))  # fmt: skip
+        key = tuple(slice(None, None, k) for k in steps)
+        crop = tuple(slice(0, s) for s in shape)
+        a = base[key][crop]
+        t = ta.asarray(base)[key][crop]
+        assert t.shape == a.shape and t.strides == tuple(v // a.itemsize for v in a.strides)
+        return a, t
+    a = draw(layouts(shape, dtype, **kw))
     t = ta.asarray(a)
     assert t.ptr == a.ctypes.data or a.size == 0
     return a, t
