@@ -49,8 +49,14 @@ def _move(
     scatter: ti.template(),
 ):
     # Blocks of `bs` consecutive output elements; coordinates are decomposed once per block
-    # and then advanced like an odometer (no integer division per element).
+    # and then advanced like an odometer (no integer division per element). The layout is
+    # read into registers first: stores to x/y could alias `meta` as far as LLVM knows.
     for blk in range(nblocks):
+        shape = ti.Vector([meta[_H + d] for d in ti.static(range(nd))], dt=ti.i64)
+        xst = ti.Vector([meta[_H + nd + d] for d in ti.static(range(nd))], dt=ti.i64)
+        yst = ti.Vector([meta[_H + 2 * nd + d] for d in ti.static(range(nd))], dt=ti.i64)
+        ist = ti.Vector([meta[_H + 3 * nd + d] for d in ti.static(range(nd))], dt=ti.i64)
+        dim = meta[3]
         lo = blk * bs
         hi = ti.min(lo + bs, n)
         c = ti.Vector([0] * nd, dt=ti.i64)
@@ -60,51 +66,60 @@ def _move(
         oi = meta[2]
         for k in ti.static(range(nd)):
             d = ti.static(nd - 1 - k)
-            c[d] = rem % meta[_H + d]
-            rem = rem // meta[_H + d]
+            c[d] = rem % shape[d]
+            rem = rem // shape[d]
             if ti.static(d != p):
-                ox += c[d] * meta[_H + nd + d]
-            oy += c[d] * meta[_H + 2 * nd + d]
-            oi += c[d] * meta[_H + 3 * nd + d]
-        dim = meta[3]
-        pst = meta[_H + nd + p]
+                ox += c[d] * xst[d]
+            oy += c[d] * yst[d]
+            oi += c[d] * ist[d]
+        pst = xst[p]
+        bad = 0
+        badv = ti.cast(0, ti.i64)
+        last = ti.static(nd - 1)
         for i in range(lo, hi):
             v = ti.cast(idx[oi], ti.i64)
-            ok = True
             src = ox
             if ti.static(raw):
                 if v < 0:
                     v += dim
                 if v < 0 or v >= dim:
-                    ok = False
-                    meta[_H + 4 * nd] = 1
-                    meta[_H + 4 * nd + 1] = ti.cast(idx[oi], ti.i64)
+                    bad = 1
+                    badv = ti.cast(idx[oi], ti.i64)
+                    v = 0  # never dereferenced: reads/writes element 0 of the axis instead
                 src += v * pst
             else:
                 src += v
-            if ok:
+            if ti.static(raw):
+                if bad == 0:
+                    if ti.static(scatter):
+                        x[src] = y[oy]
+                    else:
+                        y[oy] = x[src]
+            else:
                 if ti.static(scatter):
                     x[src] = y[oy]
                 else:
                     y[oy] = x[src]
             # advance the odometer by one element
-            last = ti.static(nd - 1)
             c[last] += 1
             if ti.static(last != p):
-                ox += meta[_H + nd + last]
-            oy += meta[_H + 2 * nd + last]
-            oi += meta[_H + 3 * nd + last]
+                ox += xst[last]
+            oy += yst[last]
+            oi += ist[last]
             for k in ti.static(range(nd - 1)):
                 d = ti.static(nd - 1 - k)
-                if c[d] == meta[_H + d]:
+                if c[d] == shape[d]:
                     c[d] = 0
                     c[d - 1] += 1
                     if ti.static(d != p):
-                        ox -= meta[_H + d] * meta[_H + nd + d]
+                        ox -= shape[d] * xst[d]
                     if ti.static(d - 1 != p):
-                        ox += meta[_H + nd + d - 1]
-                    oy += meta[_H + 2 * nd + d - 1] - meta[_H + d] * meta[_H + 2 * nd + d]
-                    oi += meta[_H + 3 * nd + d - 1] - meta[_H + d] * meta[_H + 3 * nd + d]
+                        ox += xst[d - 1]
+                    oy += yst[d - 1] - shape[d] * yst[d]
+                    oi += ist[d - 1] - shape[d] * ist[d]
+        if bad != 0:
+            meta[_H + 4 * nd] = 1
+            meta[_H + 4 * nd + 1] = badv
 
 
 # meta layout of _offsets: [idx_base, adv_dim, adv_stride, shape[nd], ist[nd]]
