@@ -490,7 +490,7 @@ def _mask_get(x: TiArray, m: TiArray):
     else:
         cs = 1
     n = msh[0]
-    if _g._select_l.use_serial(n * (1 + ncols * x._dtype.itemsize)):
+    if ncols and _g._select_l.use_serial(n * (1 + ncols * x._dtype.itemsize)):
         # small: one serial pass into room for every row, then a view of the rows used
         fm = _g._flat_mask(m)
         full = empty_owned((n,) + post, x._dtype, x._device)
