@@ -99,7 +99,7 @@ def _classify(k, x: TiArray, func: str):
 class _Plan:
     """A parsed advanced key: the view of ``x`` after basic indices, and the gather layout."""
 
-    __slots__ = ("view", "out_shape", "pre", "post", "arrays", "bshape", "bool0", "masks", "p")
+    __slots__ = ("view", "pre", "post", "arrays", "bool0", "masks", "p")
 
 
 def _plan(x: TiArray, key, func: str) -> _Plan:
@@ -190,7 +190,6 @@ def _plan(x: TiArray, key, func: str) -> _Plan:
     plan.arrays = arrays
     plan.masks = [(m, vax, xax, None) for m, vax, xax in masks]
     plan.bool0 = bool0
-    plan.bshape = None
     plan.p = n_out_before if adjacent else 0
     basic = [(vshape[a], vstrides[a]) for a in out_axes]
     plan.pre = basic[: plan.p]
@@ -237,7 +236,6 @@ def _bits_layout(dtype: _dtypes.DType):
 
 def _combined_offsets(plan: _Plan, bshape: tuple, factor: int, func: str):
     """The int64 offsets (in bit-view elements) of every advanced position, over B (C order)."""
-
     view = plan.view
     nb = 1
     for s in bshape:
@@ -280,7 +278,6 @@ def _simple_mask(plan: _Plan) -> bool:
 
 def _rows(plan: _Plan, factor: int, extra: bool):
     """For the simple mask case: (row_stride, col_stride, ncols) or None if not 2-D-able."""
-
     m, vax, _, _ = plan.masks[0]
     vs = plan.view
     k = m.ndim
@@ -404,7 +401,6 @@ def _flat(a: TiArray) -> TiArray:
 
 def _contiguous_index(a: TiArray, bshape: tuple, func: str) -> TiArray:
     """The index array broadcast to B, C-contiguous and flattened."""
-
     if a._shape != tuple(bshape) or not a._is_c_contiguous():
         a = copy_array(broadcast_view(a, bshape))
     return _flat(a)
