@@ -447,6 +447,9 @@ def gather_axis(x: TiArray, idx: TiArray, axis: int, func: str) -> TiArray:
         yst = [v * factor for v in yst]
         ist = [0] * len(shape)
         ist[p] = 1
+        if len(shape) == 1 and not extra:
+            _g.gather1(_g.bits_view(x), fi, _g.bits_view(out), xst[0], yst[0], 1, dim)
+            return out
         if extra:
             shape.append(2)
             xst.append(1)

@@ -122,6 +122,37 @@ def _move(
             meta[_H + 4 * nd + 1] = badv
 
 
+@ti.kernel
+def _gather1(
+    x: ti.types.ndarray(ndim=1),
+    idx: ti.types.ndarray(ndim=1),
+    y: ti.types.ndarray(ndim=1),
+    err: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n: ti.i32,
+    xo: ti.i32,
+    xs: ti.i32,
+    yo: ti.i32,
+    ys: ti.i32,
+    io: ti.i32,
+    is_: ti.i32,
+    dim: ti.i64,
+):
+    """``y[i] = x[wrap(idx[i])]`` on 1-D strided operands: the common case of ``take`` and
+    ``x[int_array]``, without the odometer of ``_move``. Offsets fit in 32 bits (every
+    operand spans fewer than 2**31 elements). Branch-free: an invalid index reads element
+    0 of the axis (``dim > 0`` is checked by the caller) and is reported in ``err``."""
+    for i in range(n):
+        raw = ti.cast(idx[io + i * is_], ti.i64)
+        v = raw
+        if v < 0:
+            v += dim
+        ok = v >= 0 and v < dim
+        y[yo + i * ys] = x[xo + ti.select(ok, ti.cast(v, ti.i32), 0) * xs]
+        if not ok:
+            err[0] = 1
+            err[1] = raw
+
+
 # meta layout of _offsets: [idx_base, adv_dim, adv_stride, shape[nd], ist[nd]]
 @ti.kernel
 def _offsets(
@@ -288,6 +319,7 @@ def _mask_fill(
 
 _move_l = Launcher(_move, name="gather")
 _offsets_l = Launcher(_offsets, name="index_offsets")
+_gather1_l = Launcher(_gather1, name="gather_1d")
 _check_l = Launcher(_check, name="index_check")
 _count_l = Launcher(_mask_count, name="mask_count")
 _mask_offsets_l = Launcher(_mask_offsets, name="mask_offsets")
@@ -374,6 +406,30 @@ def move(
 
 
 _move_specs: dict = {}
+
+
+def gather1(x: TiArray, idx: TiArray, y: TiArray, xst: int, yst: int, ist: int, dim: int) -> None:
+    """``y[i * yst] = x[wrap(idx[i * ist]) * xst]`` for ``i < y.size`` (bit views). Raises
+    IndexOutOfBounds."""
+    n = y.size
+    if n == 0:
+        return
+    if dim == 0:
+        # every index is out of range, and the kernel must not read the empty axis
+        raise IndexOutOfBounds(int(idx._view(idx._ptr, (), ()).item()))
+    xs, xo = span(x)
+    ys, yo = span(y)
+    is_, io = span(idx)
+    err = np.zeros(2, dtype=np.int64)
+    idt = idx._dtype
+    spec = _gather1_l.spec(
+        [(x._dtype, 1, False), (_index_sig(idt), 1, False), (y._dtype, 1, False), (_dtypes.int64, 1, False)],
+        (),
+        serial=_gather1_l.use_serial(n * (2 * x._dtype.itemsize + idt.itemsize)),
+    )
+    spec.launch([xs, is_, ys, (err.ctypes.data, 16, (2,)), n, xo, xst, yo, yst, io, ist, dim])
+    if err[0]:
+        raise IndexOutOfBounds(err[1])
 
 
 _MAX_ELEMENTS = 2**31 - 1
