@@ -377,3 +377,13 @@ def test_take_along_axis_sorts_with_argsort_and_errors():
         ta.take_along_axis(t, ta.asarray(np.full((4, 1), 7)), axis=1)
     with pytest.raises(ValueError, match="do not broadcast"):
         ta.take_along_axis(t, ta.asarray(np.zeros((3, 1), dtype=np.int64)), axis=1)
+
+
+def test_indexing_an_empty_axis_reads_nothing():
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 0"):
+        ta.take(ta.zeros(0), ta.asarray([0]))
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 0"):
+        ta.zeros((0, 3))[[0]]
+    with pytest.raises(IndexError, match="out of bounds"):
+        ta.zeros((2, 0))[:, [-1]]
+    assert_same(ta.zeros((0, 3))[:, [1, 2]], np.zeros((0, 2)))
