@@ -345,6 +345,10 @@ class Launcher:
         self._nargs = len(call_params)
         self._kinds = [p.kind for p in call_params]
         self._names = [p.name for p in call_params]
+        # trailing axes of an array argument that are the vector/matrix element of its
+        # parameter (ti.types.ndarray(dtype=ti.types.vector(n, ...))): Taichi's launch
+        # context takes the shape without them
+        self._elem_ndims = [len(p.elem_shape) for p in call_params]
 
     def __repr__(self) -> str:
         return f"<tiarray Launcher for kernel '{self.name}'>"
@@ -472,13 +476,16 @@ class Launcher:
         except KeyError:
             self._check_call(args, templates)
         sigs, values, writebacks, nbytes = [], [], None, 0
-        for kind, name, v in zip(self._kinds, self._names, args):
+        for kind, name, ne, v in zip(self._kinds, self._names, self._elem_ndims, args):
             if kind == _P_ARRAY:
                 a, wb = _asarray_for_kernel(v, func=self.name, arg=name)
                 if wb is not None:
                     writebacks = (writebacks or []) + [wb]
                 sigs.append((a._dtype, len(a._shape), False))
-                values.append(kernel_arg(a))
+                val = kernel_arg(a)
+                if ne:
+                    val = (val[0], val[1], val[2][: len(val[2]) - ne])
+                values.append(val)
                 nbytes += a._nbytes()
             else:
                 if isinstance(v, TiArray):
@@ -506,9 +513,7 @@ _CONFIG_FIELDS: list = []
 
 def _config_with(cfg, overrides: dict):
     """A copy of a Taichi ``CompileConfig`` with some fields changed (it has no copy constructor)."""
-    from taichi._lib import core as _core
-
-    new = _core.CompileConfig()
+    new = _ti_core.CompileConfig()
     if not _CONFIG_FIELDS:
         for name in dir(cfg):
             if name.startswith("_") or callable(getattr(cfg, name)):
