@@ -136,18 +136,30 @@ def _gather1(
     io: ti.i32,
     is_: ti.i32,
     dim: ti.i64,
+    unit: ti.template(),
 ):
     """``y[i] = x[wrap(idx[i])]`` on 1-D strided operands: the common case of ``take`` and
     ``x[int_array]``, without the odometer of ``_move``. Offsets fit in 32 bits (every
     operand spans fewer than 2**31 elements). Branch-free: an invalid index reads element
-    0 of the axis (``dim > 0`` is checked by the caller) and is reported in ``err``."""
+    0 of the axis (``dim > 0`` is checked by the caller) and is reported in ``err``.
+
+    ``unit``: every offset is 0 and every stride 1. Taichi reloads each kernel argument
+    from the launch context after every store (it cannot rule out aliasing), so fewer
+    arguments per element is measurably faster."""
     for i in range(n):
-        raw = ti.cast(idx[io + i * is_], ti.i64)
+        raw = ti.cast(0, ti.i64)
+        if ti.static(unit):
+            raw = ti.cast(idx[i], ti.i64)
+        else:
+            raw = ti.cast(idx[io + i * is_], ti.i64)
         v = raw
         if v < 0:
             v += dim
         ok = v >= 0 and v < dim
-        y[yo + i * ys] = x[xo + ti.select(ok, ti.cast(v, ti.i32), 0) * xs]
+        if ti.static(unit):
+            y[i] = x[ti.select(ok, ti.cast(v, ti.i32), 0)]
+        else:
+            y[yo + i * ys] = x[xo + ti.select(ok, ti.cast(v, ti.i32), 0) * xs]
         if not ok:
             err[0] = 1
             err[1] = raw
@@ -422,9 +434,10 @@ def gather1(x: TiArray, idx: TiArray, y: TiArray, xst: int, yst: int, ist: int, 
     is_, io = span(idx)
     err = np.zeros(2, dtype=np.int64)
     idt = idx._dtype
+    unit = xo == 0 and yo == 0 and io == 0 and xst == 1 and yst == 1 and ist == 1
     spec = _gather1_l.spec(
         [(x._dtype, 1, False), (_index_sig(idt), 1, False), (y._dtype, 1, False), (_dtypes.int64, 1, False)],
-        (),
+        (unit,),
         serial=_gather1_l.use_serial(n * (2 * x._dtype.itemsize + idt.itemsize)),
     )
     spec.launch([xs, is_, ys, (err.ctypes.data, 16, (2,)), n, xo, xst, yo, yst, io, ist, dim])
