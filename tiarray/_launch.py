@@ -35,6 +35,7 @@ import threading
 
 import numpy as np
 import taichi as ti
+from taichi._lib import core as _ti_core
 from taichi.lang import kernel_impl as _kernel_impl
 from taichi.lang.matrix import MatrixType
 from taichi.types import ndarray_type, primitive_types
@@ -354,8 +355,18 @@ class Launcher:
     high-level :meth:`__call__` takes TiArrays, framework arrays and scalars.
     """
 
-    def __init__(self, kernel, *, name: str | None = None, serial_threshold: int | None = None):
+    def __init__(
+        self,
+        kernel,
+        *,
+        name: str | None = None,
+        serial_threshold: int | None = None,
+        compile_options: dict | None = None,
+    ):
         prim = _unwrap_kernel(kernel)
+        # CompileConfig fields overridden for this kernel only (e.g. {"fast_math": False}
+        # keeps LLVM's loop vectoriser off the reductions of a register-blocked kernel).
+        self.compile_options = dict(compile_options or {})
         self.func = prim.func
         self.name = name or self.func.__name__
         self.serial_threshold = serial_threshold
@@ -378,6 +389,10 @@ class Launcher:
         self._nargs = len(call_params)
         self._kinds = [p.kind for p in call_params]
         self._names = [p.name for p in call_params]
+        # trailing axes of an array argument that are the vector/matrix element of its
+        # parameter (ti.types.ndarray(dtype=ti.types.vector(n, ...))): Taichi's launch
+        # context takes the shape without them
+        self._elem_ndims = [len(p.elem_shape) for p in call_params]
 
     def __repr__(self) -> str:
         return f"<tiarray Launcher for kernel '{self.name}'>"
@@ -439,8 +454,6 @@ class Launcher:
                 self._check_array(p, prim, ndim + len(extra))
                 full_ndim = ndim + len(extra)
                 if p.elem_shape:
-                    from taichi._lib import core as _ti_core
-
                     elem_type = _ti_core.get_type_factory_instance().get_tensor_type(list(p.elem_shape), prim)
                     full_ndim -= len(p.elem_shape)
                 else:
@@ -460,7 +473,7 @@ class Launcher:
         with _launch_lock:
             kern.materialize(key=tkey, args=tuple(args), arg_features=tuple(features))
             t_kernel = kern.compiled_kernels[tkey]
-            compiled = prog.compile_kernel(prog.config(), prog.get_device_caps(), t_kernel)
+            compiled = prog.compile_kernel(self._config(prog), prog.get_device_caps(), t_kernel)
         s = _Spec()
         s.t_kernel = t_kernel
         s.compiled = compiled
@@ -483,6 +496,13 @@ class Launcher:
         for p, (dtype, ndim, _g) in zip(self.array_params, array_sigs):
             prim, extra = _ti_dtype_of(dtype)
             self._check_array(p, prim, ndim + len(extra))
+
+    def _config(self, prog):
+        """The program's CompileConfig, or a copy with this kernel's overrides."""
+        cfg = prog.config()
+        if not self.compile_options:
+            return cfg
+        return _config_with(cfg, self.compile_options)
 
     def _check_array(self, p: _Param, prim, ndim: int):
         if p.ti_dtype is not None and p.ti_dtype != prim:
@@ -516,9 +536,9 @@ class Launcher:
         except KeyError:
             self._check_call(args, templates)
         sigs, values, writebacks, nbytes = [], [], None, 0
-        for kind, name, v in zip(self._kinds, self._names, args):
+        for kind, name, ne, v in zip(self._kinds, self._names, self._elem_ndims, args):
             if kind == _P_ARRAY:
-                if type(v) is np.ndarray and v.flags.c_contiguous:
+                if type(v) is np.ndarray and v.flags.c_contiguous and not ne:
                     # the common case, without building a TiArray
                     dt = _dtypes._BY_NP.get(v.dtype)
                     if dt is not None:
@@ -531,7 +551,10 @@ class Launcher:
                 if wb is not None:
                     writebacks = (writebacks or []) + [wb]
                 sigs.append((a._dtype, len(a._shape), False))
-                values.append(kernel_arg(a))
+                val = kernel_arg(a)
+                if ne:
+                    val = (val[0], val[1], val[2][: len(val[2]) - ne])
+                values.append(val)
                 nbytes += a._nbytes()
             else:
                 if isinstance(v, TiArray):
@@ -552,6 +575,29 @@ class Launcher:
             f"{self.name}: static argument(s) {self.template_names} expected by keyword; "
             f"missing {missing}, unexpected {extra}"
         )
+
+
+_CONFIG_FIELDS: list = []
+
+
+def _config_with(cfg, overrides: dict):
+    """A copy of a Taichi ``CompileConfig`` with some fields changed (it has no copy constructor)."""
+    new = _ti_core.CompileConfig()
+    if not _CONFIG_FIELDS:
+        for name in dir(cfg):
+            if name.startswith("_") or callable(getattr(cfg, name)):
+                continue
+            try:
+                setattr(new, name, getattr(cfg, name))
+            except (AttributeError, TypeError):
+                continue
+            _CONFIG_FIELDS.append(name)
+    else:
+        for name in _CONFIG_FIELDS:
+            setattr(new, name, getattr(cfg, name))
+    for name, value in overrides.items():
+        setattr(new, name, value)
+    return new
 
 
 def kernel_arg(a) -> tuple:
