@@ -48,6 +48,25 @@ from ._creation_functions import (
     full_like,
 )
 from ._launch import Launcher, KernelSignatureError, set_serial_threshold
+from .operators import Operator, ShapeDtype, UndefinedPrimal
+
+# ---- api-elementwise: element-wise functions, operators, data type functions, creation
+from ._elementwise_functions import (
+    abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and,
+    bitwise_left_shift, bitwise_invert, bitwise_or, bitwise_right_shift, bitwise_xor, ceil,
+    clip, conj, copysign, cos, cosh, divide, equal, exp, expm1, floor, floor_divide,
+    greater, greater_equal, hypot, imag, isfinite, isinf, isnan, less, less_equal, log,
+    log1p, log2, log10, logaddexp, logical_and, logical_not, logical_or, logical_xor,
+    maximum, minimum, multiply, negative, nextafter, not_equal, positive, pow, real,
+    reciprocal, remainder, round, sign, signbit, sin, sinh, square, sqrt, subtract, tan,
+    tanh, trunc, where,
+    _binary_operator as _binary_operator, _inplace_operator as _inplace_operator,
+)  # fmt: skip
+from ._data_type_functions import astype, can_cast, finfo, iinfo, result_type
+from ._creation_functions import arange, linspace, eye, meshgrid, tril, triu
+from ._constants import e, inf, nan, newaxis, pi
+# ---- end api-elementwise
+
 
 __all__ = [
     "__array_api_version__",
@@ -55,10 +74,96 @@ __all__ = [
     # runtime and types
     "Device", "init", "is_initialized", "TiArray", "DType", "isdtype",
     "Launcher", "KernelSignatureError", "set_serial_threshold",
+    # operators
+    "Operator", "ShapeDtype", "UndefinedPrimal",
     # dtypes
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     # creation
     "asarray", "from_dlpack", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "ones_like", "full", "full_like",
+    # ---- api-elementwise
+    # creation (continued)
+    "arange", "eye", "linspace", "meshgrid", "tril", "triu",
+    # constants
+    "e", "inf", "nan", "newaxis", "pi",
+    # data type functions (isdtype is listed above)
+    "astype", "can_cast", "finfo", "iinfo", "result_type",
+    # element-wise functions
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
+    "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "ceil", "clip", "conj", "copysign", "cos",
+    "cosh", "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater",
+    "greater_equal", "hypot", "imag", "isfinite", "isinf", "isnan", "less", "less_equal",
+    "log", "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative",
+    "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder",
+    "round", "sign", "signbit", "sin", "sinh", "sqrt", "square", "subtract", "tan",
+    "tanh", "trunc",
+    # searching (element-wise in nature)
+    "where",
+    # ---- end api-elementwise
 ]  # fmt: skip
+
+# --- statistical, searching, sorting, set and utility functions (api-reductions) -------
+from ._reductions import AxisError
+from ._searching_functions import argmax, argmin, count_nonzero, nonzero, searchsorted
+from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
+from ._sorting_functions import argsort, sort
+from ._statistical_functions import (
+    cumulative_prod,
+    cumulative_sum,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    sum,
+    var,
+)
+from ._utility_functions import all, any, diff
+
+__all__ += [
+    # statistical
+    "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
+    # searching (where: element-wise functions)
+    "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted",
+    # sorting
+    "argsort", "sort",
+    # set
+    "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    # utility
+    "all", "any", "diff",
+    "AxisError",
+]  # fmt: skip
+# --- end of api-reductions ---------------------------------------------------------------
+
+# ---- array API: manipulation, indexing, linear algebra, linalg/fft extensions (api-manipulation) ----
+from . import fft, linalg  # noqa: E402
+from ._indexing_functions import take, take_along_axis  # noqa: E402
+from ._linear_algebra_functions import matmul, matrix_transpose, tensordot, vecdot  # noqa: E402
+from ._manipulation_functions import (  # noqa: E402
+    broadcast_arrays,
+    broadcast_to,
+    concat,
+    expand_dims,
+    flip,
+    moveaxis,
+    permute_dims,
+    repeat,
+    reshape,
+    roll,
+    squeeze,
+    stack,
+    tile,
+    unstack,
+)
+
+__all__ += [
+    "fft", "linalg",
+    "take", "take_along_axis",
+    "matmul", "matrix_transpose", "tensordot", "vecdot",
+    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
+    "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+]  # fmt: skip
+# ---- end api-manipulation ----

@@ -11,6 +11,8 @@ context), whose data pointer is read with ``get_ndarray_data_ptr_as_int``.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from . import _runtime
@@ -21,16 +23,56 @@ __all__ = ["alloc", "ALIGNMENT"]
 ALIGNMENT = 64
 
 
+# Large host buffers are recycled: a fresh buffer costs its page faults on first touch
+# (about 1 ms per 10 MB written by a Taichi kernel, more than the kernel itself), and
+# element-wise code allocates a result of the same size call after call. Buffers of at
+# least _POOL_MIN bytes whose owner dies wait here, up to _POOL_LIMIT bytes in total, for
+# an allocation of the same size (zero-filled allocations never use them).
+_POOL: dict = {}
+_POOL_BYTES = [0]
+_POOL_MIN = 1 << 20
+_POOL_LIMIT = 1 << 28
+
+
 class HostAllocation:
     """Owner of an aligned host allocation (keeps the NumPy byte buffer alive)."""
 
-    __slots__ = ("buf", "__weakref__")
+    __slots__ = ("buf", "raw", "__weakref__")
 
-    def __init__(self, buf):
+    def __init__(self, buf, raw=None):
         self.buf = buf
+        self.raw = raw  # the whole (unaligned) buffer, recycled when this owner dies
 
     def __repr__(self) -> str:
         return f"<tiarray host allocation of {self.buf.nbytes} bytes>"
+
+    def __del__(self, _fin=sys.is_finalizing, _refs=sys.getrefcount):
+        raw = self.raw
+        if raw is None or _fin():
+            return
+        self.buf = None
+        # A NumPy view made from this memory (np.asarray(t), and anything built on it:
+        # torch.from_numpy, a slice...) has `raw` as its base and outlives this owner:
+        # such memory must never be handed out again. Here the only references are
+        # self.raw, the local name and getrefcount's argument.
+        if _refs(raw) > 3:
+            return
+        n = raw.nbytes
+        if _POOL_BYTES[0] + n <= _POOL_LIMIT:
+            _POOL.setdefault(n, []).append(raw)
+            _POOL_BYTES[0] += n
+
+
+def _pooled(n: int):
+    lst = _POOL.get(n)
+    if lst:
+        try:
+            raw = lst.pop()
+        except IndexError:  # another thread took it
+            return None
+        _POOL_BYTES[0] -= n
+        return raw
+    return None
 
 
 class DeviceAllocation:
@@ -55,11 +97,14 @@ def alloc(nbytes: int, device: Device, *, zero: bool = False) -> tuple[int, obje
     """
     if device.kind == "cpu":
         n = max(int(nbytes), 1)
-        raw = (np.zeros if zero else np.empty)(n + ALIGNMENT, np.uint8)
+        big = n >= _POOL_MIN and not zero
+        raw = _pooled(n + ALIGNMENT) if big else None
+        if raw is None:
+            raw = (np.zeros if zero else np.empty)(n + ALIGNMENT, np.uint8)
         addr = raw.ctypes.data
         off = (-addr) % ALIGNMENT
         buf = raw[off : off + n]
-        return addr + off, HostAllocation(buf)
+        return addr + off, HostAllocation(buf, raw if big else None)
     return _alloc_cuda(int(nbytes), device)
 
 

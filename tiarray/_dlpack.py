@@ -121,7 +121,10 @@ def _release(addr: int, _fin=sys.is_finalizing, _live=_LIVE, _lock=_live_lock) -
     if _fin():
         return
     with _lock:
-        _live.pop(addr, None)
+        entry = _live.pop(addr, None)
+    # Dropped outside the lock: freeing the exported array can run other deleters
+    # (an export of an import of an export...), which take the lock again.
+    del entry
 
 
 def _deleter_py(addr, _release=_release):

@@ -53,8 +53,12 @@ def empty_owned(shape: tuple, dtype: _dtypes.DType, device: Device, *, zero: boo
     n = 1
     for s in shape:
         n *= s
-    ptr, owner = alloc(n * dtype.itemsize, device, zero=zero)
-    return TiArray._new(ptr, shape, c_strides(shape), dtype, device, owner, False)
+    nbytes = n * dtype.itemsize
+    ptr, owner = alloc(nbytes, device, zero=zero)
+    t = TiArray._new(ptr, shape, c_strides(shape), dtype, device, owner, False)
+    if device.kind == "cpu" and dtype._np is not None:
+        t._npv = owner.buf[:nbytes].view(dtype._np).reshape(shape)  # cheaper than building one later
+    return t
 
 
 def copy_array(x: TiArray, dtype: _dtypes.DType | None = None, device: Device | None = None) -> TiArray:
@@ -111,7 +115,10 @@ def _import_numpy(x: np.ndarray, func: str) -> TiArray | None:
     strides = tuple(s // it for s in bstrides)
     if any(s % it for s in bstrides):
         return None  # not representable with element strides: needs a copy
-    return TiArray._new(x.ctypes.data, x.shape, strides, dt, CPU, x, not x.flags.writeable)
+    t = TiArray._new(x.ctypes.data, x.shape, strides, dt, CPU, x, not x.flags.writeable)
+    if type(x) is np.ndarray:  # not a subclass (np.matrix, masked arrays)
+        t._npv = x
+    return t
 
 
 _TORCH_DTYPES: dict = {}
@@ -131,7 +138,7 @@ def _torch_dtype(t, func: str) -> _dtypes.DType:
     return d
 
 
-def _import_torch(t, func: str, copy) -> TiArray:
+def _import_torch(t, func: str, copy, want: Device | None = None) -> TiArray:
     if t.is_quantized:
         raise TypeError(
             f"{func}(): quantized torch tensors are not supported (dtype {t.dtype}); dequantize first"
@@ -148,6 +155,7 @@ def _import_torch(t, func: str, copy) -> TiArray:
         raise TypeError(
             f"{func}(): torch tensors on device '{dev}' are not supported; tiarray takes cpu and cuda"
         )
+    _check_device_usable(device, want, func)
     if t.requires_grad:
         raise TypeError(
             f"{func}(): the tensor requires grad; a TiArray view would bypass autograd. Pass "
@@ -186,6 +194,7 @@ def _import_dlpack(x, func: str, copy, device: Device | None) -> TiArray:
     src_dev = None
     if dev_fn is not None:
         src_dev = _device_from_dl(tuple(dev_fn()), func)
+        _check_device_usable(src_dev, device, func)
     kwargs = {}
     if src_dev is not None and src_dev.kind == "cuda":
         # Taichi works on the legacy default stream: the producer makes its data ready there.
@@ -200,13 +209,23 @@ def _import_dlpack(x, func: str, copy, device: Device | None) -> TiArray:
     return _from_capsule(cap, func)
 
 
+def _check_device_usable(src: Device, want: Device | None, func: str) -> None:
+    """CUDA memory needs a CUDA runtime, unless the caller asked for a copy to the CPU."""
+    if src.kind == "cuda" and want != CPU and _runtime.current_device().kind != "cuda":
+        raise ValueError(
+            f"{func}(): the input lives on {src} but Taichi runs on the CPU, so tiarray cannot compute on it. "
+            "Start tiarray on the GPU with tiarray.init('cuda') before any other tiarray call, or pass "
+            "device='cpu' to copy it to host memory"
+        )
+
+
 def _from_capsule(cap, func: str) -> TiArray:
     t = _dlpack.import_capsule(cap, func=func)
     device = _device_from_dl(t.device, func)
     return TiArray._new(t.ptr, t.shape, t.strides, t.dtype, device, t.owner, t.readonly)
 
 
-def view_of(obj, func: str, copy=None) -> TiArray | None:
+def view_of(obj, func: str, copy=None, want: Device | None = None) -> TiArray | None:
     """A TiArray sharing ``obj``'s memory, or None if ``obj`` has no memory to share.
 
     Raises for array objects that cannot be shared (unsupported dtype, device, ...).
@@ -217,20 +236,20 @@ def view_of(obj, func: str, copy=None) -> TiArray | None:
     if fw == "numpy":
         return _import_numpy(obj, func)
     if fw == "torch":
-        return _import_torch(obj, func, copy)
+        return _import_torch(obj, func, copy, want)
     if fw == "jax":
         if is_jax_tracer(obj):
             raise TypeError(
                 f"{func}(): got a traced JAX value (inside jax.jit, vmap or grad); it has no memory yet. "
                 "Call a tiarray.Operator inside traced code: it becomes a JAX primitive"
             )
-        t = _import_dlpack(obj, func, copy, None)
+        t = _import_dlpack(obj, func, copy, want)
         t._readonly = True  # JAX arrays are immutable (JAX's capsules are legacy: no flag)
         return t
     if fw == "taichi":
         return _import_taichi_ndarray(obj, func)
     if hasattr(obj, "__dlpack__"):
-        return _import_dlpack(obj, func, copy, None)
+        return _import_dlpack(obj, func, copy, want)
     if type(obj).__name__ == "PyCapsule":
         return _from_capsule(obj, func)
     if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
@@ -296,7 +315,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> TiArray:
 
     x = None
     if not isinstance(obj, _SCALAR_TYPES):
-        x = view_of(obj, func, copy)
+        x = view_of(obj, func, copy, want_device)
         if x is None and (hasattr(obj, "__array_interface__") or hasattr(obj, "__array__")):
             try:
                 arr = np.asarray(obj, copy=False if copy is False else None)
@@ -465,9 +484,9 @@ def from_dlpack(x, /, *, device=None, copy=None) -> TiArray:
             if t is None:
                 raise BufferError(f"{func}(): NumPy array with strides not a multiple of its itemsize")
         elif fw == "torch":
-            t = _import_torch(x, func, copy)
+            t = _import_torch(x, func, copy, None if device is None else _runtime.get_device(device))
         else:
-            t = view_of(x, func, copy)
+            t = view_of(x, func, copy, None if device is None else _runtime.get_device(device))
     return asarray(t, device=device, copy=copy)
 
 
@@ -507,6 +526,14 @@ def export_dlpack(x: TiArray, *, stream, max_version, dl_device, copy):
                 )
             x = copy_to_device(x, want)
             copied = True
+    if not copy and any(st < 0 for st, d in zip(x._strides, x._shape) if d > 1):
+        # PyTorch aborts the process on negative DLPack strides (a C++ exception escapes
+        # at::fromDLPack), and JAX cannot take them either: refuse cleanly instead.
+        raise BufferError(
+            "__dlpack__(): the array has negative strides, which DLPack consumers such as PyTorch "
+            "cannot represent; use np.asarray(x) for a NumPy view, or export a copy "
+            "(x.__dlpack__(copy=True) or tiarray.asarray(x, copy=True))"
+        )
     if copy and not copied:
         x = copy_array(x)
         copied = True

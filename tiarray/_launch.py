@@ -33,7 +33,9 @@ import functools
 import itertools
 import threading
 
+import numpy as np
 import taichi as ti
+from taichi._lib import core as _ti_core
 from taichi.lang import kernel_impl as _kernel_impl
 from taichi.lang.matrix import MatrixType
 from taichi.types import ndarray_type, primitive_types
@@ -254,9 +256,16 @@ def _ti_dtype_of(dtype: _dtypes.DType):
 
 
 class _Spec:
-    """One compiled specialisation: a Taichi kernel object and its compiled artefact."""
+    """One compiled specialisation: a Taichi kernel object and its compiled artefact.
 
-    __slots__ = ("t_kernel", "compiled", "prog", "setters")
+    Forward launches reuse one launch context per spec (under the launch lock) and set
+    only the arguments whose value changed since the previous launch: each
+    ``set_arg_*`` call costs about 1 us, a new context another 1 us, and a caller that
+    launches on the same inputs again (a jitted JAX function, a training loop) pays only
+    for what changed. Reverse-mode launches (``grads``) use a fresh context.
+    """
+
+    __slots__ = ("t_kernel", "compiled", "prog", "setters", "_ctx", "_last")
 
     def launch(self, values, grads=None):
         """Run with one value per non-template parameter.
@@ -264,20 +273,56 @@ class _Spec:
         Arrays are ``(ptr, nbytes, shape)``; ``grads`` (reverse mode) gives one gradient
         pointer (or 0) per non-template parameter.
         """
-        ctx = self.t_kernel.make_launch_context()
-        if grads is None:
-            grads = _ZEROS
-        for (kind, idx), v, g in zip(self.setters, values, grads):
-            if kind == _P_ARRAY:
-                ctx.set_arg_external_array_with_shape(idx, v[0], v[1], v[2], g)
-            elif kind == _P_FLOAT:
-                ctx.set_arg_float(idx, v)
-            elif kind == _P_INT:
-                ctx.set_arg_int(idx, v)
-            else:
-                ctx.set_arg_uint(idx, v)
+        if grads is not None:
+            ctx = self.t_kernel.make_launch_context()
+            for (kind, idx), v, g in zip(self.setters, values, grads):
+                _set_arg(ctx, kind, idx, v, g)
+            with _launch_lock:
+                self.prog.launch_kernel(self.compiled, ctx)
+            return
         with _launch_lock:
+            ctx = self._ctx
+            last = self._last
+            if ctx is None:
+                ctx = self._ctx = self.t_kernel.make_launch_context()
+                last = self._last = [_UNSET] * len(self.setters)
+            i = 0
+            for (kind, idx), v in zip(self.setters, values):
+                # (0.0 == -0.0: zeros are always set, so the sign bit reaches the kernel)
+                if last[i] != v or v == 0:
+                    last[i] = _UNSET  # stays unset if the setter raises
+                    _set_arg(ctx, kind, idx, v, 0)
+                    last[i] = v
+                i += 1
             self.prog.launch_kernel(self.compiled, ctx)
+
+
+def _set_arg(ctx, kind, idx, v, g):
+    if kind == _P_ARRAY:
+        ctx.set_arg_external_array_with_shape(idx, v[0], v[1], v[2], g)
+    elif kind == _P_FLOAT:
+        ctx.set_arg_float(idx, v)
+    elif kind == _P_INT:
+        ctx.set_arg_int(idx, v)
+    else:
+        ctx.set_arg_uint(idx, v)
+
+
+class _Unset:
+    """Compares unequal to everything (a launch-context slot not set yet)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return False
+
+    def __ne__(self, other):
+        return True
+
+    __hash__ = None
+
+
+_UNSET = _Unset()
 
 
 class _Zeros:
@@ -310,8 +355,18 @@ class Launcher:
     high-level :meth:`__call__` takes TiArrays, framework arrays and scalars.
     """
 
-    def __init__(self, kernel, *, name: str | None = None, serial_threshold: int | None = None):
+    def __init__(
+        self,
+        kernel,
+        *,
+        name: str | None = None,
+        serial_threshold: int | None = None,
+        compile_options: dict | None = None,
+    ):
         prim = _unwrap_kernel(kernel)
+        # CompileConfig fields overridden for this kernel only (e.g. {"fast_math": False}
+        # keeps LLVM's loop vectoriser off the reductions of a register-blocked kernel).
+        self.compile_options = dict(compile_options or {})
         self.func = prim.func
         self.name = name or self.func.__name__
         self.serial_threshold = serial_threshold
@@ -334,6 +389,10 @@ class Launcher:
         self._nargs = len(call_params)
         self._kinds = [p.kind for p in call_params]
         self._names = [p.name for p in call_params]
+        # trailing axes of an array argument that are the vector/matrix element of its
+        # parameter (ti.types.ndarray(dtype=ti.types.vector(n, ...))): Taichi's launch
+        # context takes the shape without them
+        self._elem_ndims = [len(p.elem_shape) for p in call_params]
 
     def __repr__(self) -> str:
         return f"<tiarray Launcher for kernel '{self.name}'>"
@@ -395,9 +454,7 @@ class Launcher:
                 self._check_array(p, prim, ndim + len(extra))
                 full_ndim = ndim + len(extra)
                 if p.elem_shape:
-                    elem_type = ti.lang._ti_core.get_type_factory_instance().get_tensor_type(
-                        list(p.elem_shape), prim
-                    )
+                    elem_type = _ti_core.get_type_factory_instance().get_tensor_type(list(p.elem_shape), prim)
                     full_ndim -= len(p.elem_shape)
                 else:
                     elem_type = prim
@@ -416,13 +473,36 @@ class Launcher:
         with _launch_lock:
             kern.materialize(key=tkey, args=tuple(args), arg_features=tuple(features))
             t_kernel = kern.compiled_kernels[tkey]
-            compiled = prog.compile_kernel(prog.config(), prog.get_device_caps(), t_kernel)
+            compiled = prog.compile_kernel(self._config(prog), prog.get_device_caps(), t_kernel)
         s = _Spec()
         s.t_kernel = t_kernel
         s.compiled = compiled
         s.prog = prog
+        s._ctx = None
+        s._last = None
         s.setters = [(p.kind, self._slots[i]) for i, p in enumerate(self.params) if p.kind != _P_TEMPLATE]
         return s
+
+    def check(self, array_sigs) -> None:
+        """Check a signature against the kernel's annotations without compiling.
+
+        ``array_sigs`` as for :meth:`spec`. Raises :class:`KernelSignatureError` naming
+        the argument, what the annotation wants and what was given.
+        """
+        if len(array_sigs) != len(self.array_params):
+            raise TypeError(
+                f"{self.name}: {len(self.array_params)} array argument(s) expected, got {len(array_sigs)}"
+            )
+        for p, (dtype, ndim, _g) in zip(self.array_params, array_sigs):
+            prim, extra = _ti_dtype_of(dtype)
+            self._check_array(p, prim, ndim + len(extra))
+
+    def _config(self, prog):
+        """The program's CompileConfig, or a copy with this kernel's overrides."""
+        cfg = prog.config()
+        if not self.compile_options:
+            return cfg
+        return _config_with(cfg, self.compile_options)
 
     def _check_array(self, p: _Param, prim, ndim: int):
         if p.ti_dtype is not None and p.ti_dtype != prim:
@@ -456,13 +536,25 @@ class Launcher:
         except KeyError:
             self._check_call(args, templates)
         sigs, values, writebacks, nbytes = [], [], None, 0
-        for kind, name, v in zip(self._kinds, self._names, args):
+        for kind, name, ne, v in zip(self._kinds, self._names, self._elem_ndims, args):
             if kind == _P_ARRAY:
+                if type(v) is np.ndarray and v.flags.c_contiguous and not ne:
+                    # the common case, without building a TiArray
+                    dt = _dtypes._BY_NP.get(v.dtype)
+                    if dt is not None:
+                        shape = v.shape + (2,) if dt.kind == "c" else v.shape
+                        sigs.append((dt, v.ndim, False))
+                        values.append((v.ctypes.data, v.nbytes, shape))
+                        nbytes += v.nbytes
+                        continue
                 a, wb = _asarray_for_kernel(v, func=self.name, arg=name)
                 if wb is not None:
                     writebacks = (writebacks or []) + [wb]
                 sigs.append((a._dtype, len(a._shape), False))
-                values.append(kernel_arg(a))
+                val = kernel_arg(a)
+                if ne:
+                    val = (val[0], val[1], val[2][: len(val[2]) - ne])
+                values.append(val)
                 nbytes += a._nbytes()
             else:
                 if isinstance(v, TiArray):
@@ -483,6 +575,29 @@ class Launcher:
             f"{self.name}: static argument(s) {self.template_names} expected by keyword; "
             f"missing {missing}, unexpected {extra}"
         )
+
+
+_CONFIG_FIELDS: list = []
+
+
+def _config_with(cfg, overrides: dict):
+    """A copy of a Taichi ``CompileConfig`` with some fields changed (it has no copy constructor)."""
+    new = _ti_core.CompileConfig()
+    if not _CONFIG_FIELDS:
+        for name in dir(cfg):
+            if name.startswith("_") or callable(getattr(cfg, name)):
+                continue
+            try:
+                setattr(new, name, getattr(cfg, name))
+            except (AttributeError, TypeError):
+                continue
+            _CONFIG_FIELDS.append(name)
+    else:
+        for name in _CONFIG_FIELDS:
+            setattr(new, name, getattr(cfg, name))
+    for name, value in overrides.items():
+        setattr(new, name, value)
+    return new
 
 
 def kernel_arg(a) -> tuple:

@@ -145,7 +145,8 @@ def init(arch: str | None = None, **kwargs) -> Device:
         variable ``TIARRAY_ARCH``, then ``"cpu"``.
     **kwargs
         Passed on to ``ti.init`` (e.g. ``cpu_max_num_threads``, ``device_memory_GB``).
-        ``offline_cache=True`` is the default.
+        ``offline_cache=True`` and ``fast_math=False`` (IEEE special values, as the
+        array API requires) are the defaults.
 
     Returns
     -------
@@ -177,12 +178,35 @@ def init(arch: str | None = None, **kwargs) -> Device:
         if name not in arch_map:
             raise ValueError(f"tiarray.init(): argument 'arch' must be 'cpu' or 'cuda', got {arch!r}")
         kwargs.setdefault("offline_cache", True)
-        with contextlib.redirect_stdout(io.StringIO()):
-            ti.init(arch=arch_map[name], **kwargs)
+        # IEEE semantics (NaN, infinities, signed zeros) as the array API requires: with
+        # fast_math LLVM may assume there are none, and e.g. inf * 0 becomes 0.
+        kwargs.setdefault("fast_math", False)
+        restore_fp = _save_fp_env()
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                ti.init(arch=arch_map[name], **kwargs)
+        finally:
+            # ti.init turns on flush-to-zero/denormals-are-zero on the calling thread, which
+            # would silently change NumPy's (and everyone's) results in this process.
+            restore_fp()
         dev = _current_device_uncached()
         if name in ("cuda", "gpu") and dev.kind != "cuda":
             raise RuntimeError("tiarray.init(): CUDA was asked for but Taichi fell back to the CPU")
         return dev
+
+
+def _save_fp_env():
+    """Save the calling thread's floating-point environment; returns a restorer."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        env = ctypes.create_string_buffer(256)  # >= sizeof(fenv_t) on every platform
+        if libc.fegetenv(env) != 0:
+            return lambda: None
+    except (OSError, AttributeError):  # pragma: no cover - no C library symbols
+        return lambda: None
+    return lambda: libc.fesetenv(env)
 
 
 def ensure_init():

@@ -32,7 +32,8 @@ def _copy(
             os += c * meta[2 + 2 * nd + d]
         v = src[os]
         if ti.static(to_bool):
-            dst[od] = ti.cast(v != 0, ti.u8)
+            # not (v == 0) rather than v != 0: Taichi's != is ordered, False for NaN
+            dst[od] = ti.cast(not (v == 0), ti.u8)
         else:
             dst[od] = ti.cast(v, dt)
 

@@ -1,0 +1,277 @@
+"""Per-call cost of an Operator from NumPy, torch, JAX (eager, jit, fori_loop), against baselines.
+
+The operator is ``axpy`` (``out = alpha * x + y``) on 16 float32 elements: the work is
+nothing, so the numbers are the overhead of each route. Every row is measured in the
+same run as the baselines it is compared with:
+
+- ``raw launch``: ``Launcher.spec(...).launch`` with pointers ready, a new output
+  pointer each call (what any route must at least pay);
+- Taichi's own call, ``kernel(alpha, x, y, out)`` with NumPy arrays;
+- the same computation written natively in each framework;
+- a trivial jitted JAX function (``x + 1``) for the jit targets.
+
+Targets (issue 4): from NumPy/torch within 10 us of the raw launch and >= 5x cheaper than
+Taichi's own call; inside ``jax.jit`` at most 3x the trivial jitted function.
+
+Run: ``python benchmarks/bench_operators.py`` (``--quick`` for fewer repeats).
+(No ``from __future__ import annotations`` here: the module defines a Taichi kernel.)
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def timeit(f, n, repeat):
+    for _ in range(min(n, 200)):
+        f()
+    per = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            f()
+        per.append((time.perf_counter() - t0) / n * 1e6)
+    return statistics.median(per), min(per)
+
+
+class Rounds:
+    """Measure many routes round-robin (route A, B, C, A, B, C, ...) so that a change in
+    machine load affects every route alike; report the median and best round per route."""
+
+    def __init__(self, repeat):
+        self.repeat = repeat
+        self.entries = []  # [section, name, f, n, base, per-call results]
+
+    def add(self, section, name, f, n, base=None, scale=1.0):
+        for _ in range(min(n, 200)):
+            f()
+        self.entries.append([section, name, f, n, base, scale, []])
+
+    def run(self):
+        for _ in range(self.repeat):
+            for e in self.entries:
+                f, n = e[2], e[3]
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    f()
+                e[6].append((time.perf_counter() - t0) / n * 1e6 / e[5])
+
+    def rows(self):
+        return [(e[0], e[1], statistics.median(e[6]), min(e[6]), e[4]) for e in self.entries]
+
+    def median(self, name):
+        for e in self.entries:
+            if e[1] == name:
+                return statistics.median(e[6])
+        raise KeyError(name)
+
+    def best(self, name):
+        for e in self.entries:
+            if e[1] == name:
+                return min(e[6])
+        raise KeyError(name)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    N = 1000 if args.quick else 4000
+    R = 5 if args.quick else 15
+    os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
+
+    import taichi as ti
+
+    import tiarray as ta
+
+    # --------------------------------------------------------------- first call / compile
+    t0 = time.perf_counter()
+    if not ta.is_initialized():
+        ta.init()
+    t_init = time.perf_counter() - t0
+
+    @ti.kernel
+    def _axpy(
+        alpha: ti.f32, x: ti.types.ndarray(ndim=1), y: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)
+    ):
+        for i in x:
+            out[i] = alpha * x[i] + y[i]
+
+    axpy = ta.Operator("axpy", kernel=_axpy, outs=lambda alpha, x, y: ta.ShapeDtype(x.shape, x.dtype))
+    x = np.arange(16, dtype=np.float32)
+    y = np.ones(16, np.float32)
+    t0 = time.perf_counter()
+    axpy(2.0, x, y)
+    t_first = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    axpy(2.0, x, y)
+    t_second = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    axpy(2.0, np.arange(32, dtype=np.float32), np.ones(32, np.float32))
+    t_newshape = time.perf_counter() - t0
+
+    B = Rounds(R)
+    RAW, TAICHI, TRIV = (
+        "raw launch (Launcher spec, new output pointer)",
+        "Taichi's own call, NumPy arguments",
+        None,
+    )
+
+    # --------------------------------------------------------------- baselines
+    spec = next(iter(axpy._plans.values())).spec
+    outs = [np.zeros(16, np.float32) for _ in range(2)]
+    px, py = x.ctypes.data, y.ctypes.data
+    po = [o.ctypes.data for o in outs]
+    k = [0]
+
+    def raw():
+        k[0] ^= 1
+        spec.launch([2.0, (px, 64, (16,)), (py, 64, (16,)), (po[k[0]], 64, (16,))])
+
+    B.add("baseline", RAW, raw, N)
+    B.add("baseline", TAICHI, lambda: _axpy(2.0, x, y, outs[0]), max(N // 10, 100))
+
+    # --------------------------------------------------------------- NumPy / TiArray
+    B.add("numpy", "axpy Operator, NumPy arrays", lambda: axpy(2.0, x, y), N, base="raw")
+    B.add("numpy", "native NumPy 2*x+y", lambda: 2.0 * x + y, N)
+    tx, ty = ta.asarray(x), ta.asarray(y)
+    B.add("numpy", "axpy Operator, TiArrays", lambda: axpy(2.0, tx, ty), N, base="raw")
+
+    # --------------------------------------------------------------- torch
+    have_torch = False
+    try:
+        import torch
+
+        have_torch = True
+        xt, yt = torch.from_numpy(x.copy()), torch.from_numpy(y.copy())
+        B.add(
+            "torch", "axpy Operator, torch tensors (direct route)", lambda: axpy(2.0, xt, yt), N, base="raw"
+        )
+        a_t = torch.tensor(2.0)
+        B.add(
+            "torch",
+            "torch.ops.tiarray.axpy (dispatcher route)",
+            lambda: torch.ops.tiarray.axpy(a_t, xt, yt, "()"),
+            N // 4,
+            base="raw",
+        )
+        xg = xt.clone().requires_grad_()
+        B.add(
+            "torch",
+            "axpy Operator, requires_grad input (autograd route)",
+            lambda: axpy(2.0, xg, yt),
+            N // 4,
+            base="raw",
+        )
+        B.add("torch", "native torch 2*x+y", lambda: 2.0 * xt + yt, N)
+    except ImportError:
+        print("torch not installed: torch rows skipped", file=sys.stderr)
+
+    # --------------------------------------------------------------- JAX
+    have_jax = False
+    t_jit_first = None
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        have_jax = True
+        xj, yj = jnp.asarray(x), jnp.asarray(y)
+        aj = jnp.float32(2.0)
+        B.add("jax", "axpy Operator, JAX eager", lambda: axpy(aj, xj, yj).block_until_ready(), N // 4)
+        B.add("jax", "native jnp a*x+y, eager", lambda: (aj * xj + yj).block_until_ready(), N // 4)
+        triv = jax.jit(lambda a, x, y: x + 1)
+        jf = jax.jit(axpy)
+        jn = jax.jit(lambda a, x, y: a * x + y)
+        t0 = time.perf_counter()
+        jf(aj, xj, yj).block_until_ready()
+        t_jit_first = time.perf_counter() - t0
+        TRIV = "jit trivial x+1 (baseline)"
+        B.add("jax", TRIV, lambda: triv(aj, xj, yj).block_until_ready(), N)
+        B.add("jax", "jit(axpy Operator)", lambda: jf(aj, xj, yj).block_until_ready(), N, base="jit x+1")
+        B.add("jax", "jit(native a*x+y)", lambda: jn(aj, xj, yj).block_until_ready(), N, base="jit x+1")
+        steps = 1000
+        lo = jax.jit(lambda a, x, y: jax.lax.fori_loop(0, steps, lambda i, c: axpy(a, c, y), x))
+        ln = jax.jit(lambda a, x, y: jax.lax.fori_loop(0, steps, lambda i, c: a * c + y, x))
+        B.add(
+            "jax",
+            f"fori_loop({steps}) of axpy Operator, per step",
+            lambda: lo(aj, xj, yj).block_until_ready(),
+            max(N // 1000, 2),
+            scale=steps,
+        )
+        B.add(
+            "jax",
+            f"fori_loop({steps}) of native a*x+y, per step",
+            lambda: ln(aj, xj, yj).block_until_ready(),
+            max(N // 1000, 2),
+            scale=steps,
+        )
+    except ImportError:
+        print("jax not installed: JAX rows skipped", file=sys.stderr)
+
+    load0 = os.getloadavg()[0]
+    B.run()
+    load1 = os.getloadavg()[0]
+
+    # --------------------------------------------------------------- report
+    raw_t = B.median(RAW)
+    taichi_t = B.median(TAICHI)
+    base_of = {"raw": raw_t}
+    if TRIV is not None:
+        base_of["jit x+1"] = B.median(TRIV)
+    print(
+        f"# Operator call overhead: axpy on 16 float32; microseconds per call, median and best of {R} "
+        "rounds (routes measured round-robin)"
+    )
+    print(
+        f"# load average {load0:.2f} -> {load1:.2f}, {os.cpu_count()} CPUs, python {sys.version.split()[0]}"
+    )
+    print()
+    print("| section | route | median us | best us | vs baseline | Taichi's own call / route |")
+    print("|---|---|---:|---:|---|---:|")
+    for sec, name, med, mn, base in B.rows():
+        vs = ""
+        if base is not None and base in base_of:
+            b = base_of[base]
+            vs = f"{med / b:.2f}x {base} ({med - b:+.1f} us)"
+        ratio = f"{taichi_t / med:.1f}x" if "Operator" in name else ""
+        print(f"| {sec} | {name} | {med:.2f} | {mn:.2f} | {vs} | {ratio} |")
+    print()
+    print("| first call and cache | seconds |")
+    print("|---|---:|")
+    print(f"| Taichi init | {t_init:.3f} |")
+    print(f"| first NumPy call (resolve + compile; Taichi's offline cache may serve it) | {t_first:.4f} |")
+    print(f"| second call (plan cache hit) | {t_second:.6f} |")
+    print(f"| first call with a new shape (new plan; the compiled spec is reused) | {t_newshape:.6f} |")
+    if t_jit_first is not None:
+        print(f"| first jax.jit(axpy) call (trace + lower + XLA compile) | {t_jit_first:.4f} |")
+    print()
+    print("Targets (median rounds; in brackets the best rounds, which show the cost without other")
+    print("processes' load on a shared machine):")
+    raw_b, taichi_b = B.best(RAW), B.best(TAICHI)
+    np_t, np_b = B.median("axpy Operator, NumPy arrays"), B.best("axpy Operator, NumPy arrays")
+    print(
+        f"- NumPy: {np_t - raw_t:+.1f} us vs raw launch [{np_b - raw_b:+.1f}] (target <= 10); Taichi own call / "
+        f"NumPy route = {taichi_t / np_t:.1f}x [{taichi_b / np_b:.1f}x] (target >= 5)"
+    )
+    if have_torch:
+        name = "axpy Operator, torch tensors (direct route)"
+        t_t, t_b = B.median(name), B.best(name)
+        print(
+            f"- torch: {t_t - raw_t:+.1f} us vs raw launch [{t_b - raw_b:+.1f}] (target <= 10); Taichi own call / "
+            f"torch route = {taichi_t / t_t:.1f}x [{taichi_b / t_b:.1f}x] (target >= 5)"
+        )
+    if have_jax:
+        j_t, j_b = B.median("jit(axpy Operator)"), B.best("jit(axpy Operator)")
+        print(
+            f"- jax.jit: {j_t / base_of['jit x+1']:.2f}x a trivial jitted x+1 "
+            f"[{j_b / B.best(TRIV):.2f}x] (target <= 3)"
+        )
+
+
+if __name__ == "__main__":
+    main()

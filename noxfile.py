@@ -1,0 +1,119 @@
+"""Nox sessions: one test session per framework, each installing only that framework.
+
+    nox                      # the CI set: lint, tests-numpy/torch/jax/all, docs, examples
+    nox -s tests-torch       # one session
+    nox -s bench             # the benchmark scripts (prints ratio tables)
+    nox -s tests-cupy        # on a machine with a CUDA GPU and CuPy
+
+Every session installs tiarray itself (not editable) with constraints.txt, so each
+one proves the package works with that framework alone.
+"""
+
+import os
+
+import nox
+
+nox.options.sessions = ["lint", "tests-numpy", "tests-torch", "tests-jax", "tests-all", "docs", "examples"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = False
+
+PY = "3.11" if os.environ.get("CI") else None
+C = ("-c", "constraints.txt")
+ENV = {
+    "ENABLE_TAICHI_HEADER_PRINT": "0",
+    "TI_SKIP_VERSION_CHECK": "ON",
+    "HYPOTHESIS_PROFILE": os.environ.get("HYPOTHESIS_PROFILE", "ci"),
+}
+
+
+def _pytest(session, marks):
+    session.run(
+        "python", "-m", "pytest", "-m", marks, "-q", "-p", "no:cacheprovider", *session.posargs, env=ENV
+    )
+
+
+@nox.session(python=PY)
+def lint(session):
+    """ruff lint and format check."""
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(name="tests-numpy", python=PY)
+def tests_numpy(session):
+    """Taichi + NumPy only: everything that needs no other framework."""
+    session.install(*C, ".[test]")
+    _pytest(session, "not torch and not jax and not cupy")
+
+
+@nox.session(name="tests-torch", python=PY)
+def tests_torch(session):
+    """Taichi + NumPy + PyTorch (CPU build pinned in constraints.txt)."""
+    session.install(*C, ".[test,torch]")
+    _pytest(session, "torch and not jax and not cupy")
+
+
+@nox.session(name="tests-jax", python=PY)
+def tests_jax(session):
+    """Taichi + NumPy + JAX."""
+    session.install(*C, ".[test,jax]")
+    _pytest(session, "jax and not torch and not cupy")
+
+
+@nox.session(name="tests-all", python=PY)
+def tests_all(session):
+    """Tests that exchange data between PyTorch and JAX in one process."""
+    session.install(*C, ".[test,torch,jax]")
+    _pytest(session, "torch and jax and not cupy")
+
+
+@nox.session(name="tests-cupy", python=PY)
+def tests_cupy(session):
+    """CuPy on a CUDA GPU (not run in CI: CI has no GPU)."""
+    session.install(*C, ".[test,cupy]")
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "-m",
+        "cupy",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
+        env={**ENV, "TIARRAY_ARCH": "cuda"},
+    )
+
+
+@nox.session(python=PY)
+def docs(session):
+    """Build the documentation; warnings are errors, code blocks are run."""
+    session.install(*C, ".[docs,torch,jax,test]")
+    session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", "docs/_build/html", env=ENV)
+    session.run("sphinx-build", "-W", "--keep-going", "-b", "doctest", "docs", "docs/_build/doctest", env=ENV)
+
+
+@nox.session(python=PY)
+def examples(session):
+    """Run every example script (each runs on a CPU in under a minute)."""
+    session.install(*C, ".[torch,jax]", "matplotlib", "optax")
+    for script in sorted(os.listdir("examples")):
+        if script.endswith(".py"):
+            session.run("python", f"examples/{script}", "--quick", env={**ENV, "MPLBACKEND": "Agg"})
+
+
+@nox.session(python=PY)
+def bench(session):
+    """Run the benchmark scripts; each prints a table of ratios against named baselines."""
+    session.install(*C, ".[torch,jax]", "scipy")
+    for script in sorted(os.listdir("benchmarks")):
+        if script.startswith("bench_") and script.endswith(".py"):
+            session.run("python", f"benchmarks/{script}", *session.posargs, env=ENV)
+
+
+@nox.session(python=PY)
+def wheel(session):
+    """Build the wheel and check that tiarray.operators is inside it."""
+    session.install("build")
+    session.run("python", "-m", "build", "--wheel", "--outdir", "dist")

@@ -1,0 +1,99 @@
+"""NumPy adapter: NumPy arrays in, NumPy arrays out, eagerly, without copies.
+
+Inputs are passed to the kernel by pointer (a non-C-contiguous input is first copied to a
+contiguous array); outputs are new zero-filled NumPy arrays. Taichi must run on the CPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from tiarray import _dtypes
+
+from ._eager import make_plan, not_an_array, plan_is_current
+
+__all__ = ["call"]
+
+_ndarray = np.ndarray
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+_zeros = np.zeros
+
+
+def data_ptr(a) -> int:
+    """Address of the first element of a C-contiguous NumPy array (fast path for writable ones)."""
+    if a.flags.writeable:
+        try:
+            return _addressof(_from_buffer(a))
+        except (TypeError, ValueError, BufferError):  # size 0, exotic buffers
+            pass
+    return a.__array_interface__["data"][0]
+
+
+def _np_dtype(op, i, a):
+    d = _dtypes.from_numpy_dtype(a.dtype)
+    if d is None:
+        raise TypeError(
+            f"{op.name}: argument '{op._params[i].name}' has NumPy dtype {a.dtype}, which tiarray does not "
+            "support"
+        )
+    return d
+
+
+def _build(op, skey, args, key):
+    params = op._params
+    op._check_nargs(len(args))
+    in_sds = []
+    for i, a in enumerate(args):
+        p = params[i]
+        if isinstance(a, _ndarray):
+            d = _np_dtype(op, i, a)
+            if not p.is_array and a.ndim == 0:
+                in_sds.append((p.dtype, ()))
+            else:
+                in_sds.append((d, a.shape))
+        else:
+            if p.is_array:
+                raise not_an_array(op, i, a)
+            _check_scalar(op, i, a)
+            in_sds.append((p.dtype, ()))
+    plan = make_plan(op, skey, tuple(in_sds), "NumPy", "cpu")
+    plan.native_out = tuple(d.numpy for d in plan.out_dtypes)
+    op._plans[key] = plan
+    return plan
+
+
+def _check_scalar(op, i, a):
+    if not isinstance(a, (int, float, np.number, np.bool_)) or isinstance(a, complex):
+        raise TypeError(
+            f"{op.name}: argument '{op._params[i].name}' is a scalar parameter; expected a number, got "
+            f"{type(a).__name__}"
+        )
+
+
+def call(op, args, static):
+    skey = op._static_key(static) if static else ()
+    key = ("numpy", skey, *[(a.dtype, a.shape) if isinstance(a, _ndarray) else type(a) for a in args])
+    plan = op._plans.get(key)
+    if plan is None or not plan_is_current(plan):
+        plan = _build(op, skey, args, key)
+    vals = []
+    keep = None
+    for conv, shp, a in zip(plan.in_conv, plan.in_shapes, args):
+        if conv is None:
+            if not a.flags.c_contiguous:
+                a = np.ascontiguousarray(a)
+                keep = (keep or []) + [a]
+            vals.append((data_ptr(a), a.nbytes, shp))
+        else:
+            vals.append(conv(a))
+    outs = []
+    for shape, npd, nb, ls in zip(plan.out_shapes, plan.native_out, plan.out_nbytes, plan.out_launch):
+        o = _zeros(shape, npd)
+        outs.append(o)
+        vals.append((data_ptr(o), nb, ls))
+    plan.spec.launch(vals)
+    del keep
+    return outs[0] if plan.single else tuple(outs)

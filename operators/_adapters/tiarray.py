@@ -1,0 +1,103 @@
+"""TiArray adapter: TiArrays (and ``ti.ndarray``) in, TiArrays out, eagerly.
+
+Inputs are passed by pointer (a strided input is first copied to contiguous memory);
+outputs are new zero-filled TiArrays on Taichi's device.
+"""
+
+from __future__ import annotations
+
+from tiarray._array_object import TiArray
+from tiarray._interop import copy_array, empty_owned, view_of
+
+from ._eager import make_plan, not_an_array, plan_is_current
+
+_empty_owned = empty_owned
+
+__all__ = ["call"]
+
+
+def _as_tiarray(op, args):
+    out = []
+    for a in args:
+        if isinstance(a, TiArray):
+            out.append(a)
+        elif hasattr(a, "shape") and not isinstance(a, (int, float, bool)):
+            t = view_of(a, op.name)
+            out.append(a if t is None else t)
+        else:
+            out.append(a)
+    return out
+
+
+def _build(op, skey, args, key):
+    params = op._params
+    op._check_nargs(len(args))
+    in_sds = []
+    device = None
+    for i, a in enumerate(args):
+        p = params[i]
+        if isinstance(a, TiArray):
+            if device is None:
+                device = a._device
+            elif a._device != device:
+                raise TypeError(
+                    f"{op.name}: argument '{p.name}' lives on {a._device}, other arguments on {device}"
+                )
+            if not p.is_array and a.ndim == 0:
+                in_sds.append((p.dtype, ()))
+            else:
+                in_sds.append((a._dtype, a._shape))
+        else:
+            if p.is_array:
+                raise not_an_array(op, i, a)
+            in_sds.append((p.dtype, ()))
+    kind = device.kind if device is not None else "cpu"
+    plan = make_plan(op, skey, tuple(in_sds), "TiArray", kind)
+    plan.native_out = device
+    op._plans[key] = plan
+    return plan
+
+
+def call(op, args, static):
+    skey = op._static_key(static) if static else ()
+    key = ["tiarray", skey]
+    for a in args:
+        if isinstance(a, TiArray):
+            key.append((a._dtype, a._shape))
+        elif hasattr(a, "shape"):  # a ti.ndarray: through a TiArray view
+            args = _as_tiarray(op, args)
+            key = (
+                "tiarray",
+                skey,
+                *[(a._dtype, a._shape) if isinstance(a, TiArray) else type(a) for a in args],
+            )
+            break
+        else:
+            key.append(type(a))
+    key = tuple(key)
+    plan = op._plans.get(key)
+    if plan is None or not plan_is_current(plan):
+        plan = _build(op, skey, args, key)
+    vals = []
+    keep = []
+    for conv, shp, a in zip(plan.in_conv, plan.in_shapes, args):
+        if conv is None:
+            if not a._is_c_contiguous():
+                a = copy_array(a)
+                keep.append(a)
+            vals.append((a._ptr, a._nbytes(), shp))
+        else:
+            vals.append(conv(a.item() if isinstance(a, TiArray) else a))
+    outs = []
+    device = plan.native_out
+    if device is None:
+        from tiarray._runtime import current_device
+
+        device = current_device()
+    for shape, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch):
+        o = _empty_owned(shape, d, device, zero=True)
+        outs.append(o)
+        vals.append((o._ptr, nb, ls))
+    plan.spec.launch(vals)
+    del keep
+    return outs[0] if plan.single else tuple(outs)

@@ -1,0 +1,688 @@
+"""PyTorch adapter: every Operator is a ``torch.library.custom_op`` named ``tiarray::<name>``.
+
+Schema: ``tiarray::<name>(Tensor <input>..., str static) -> Tensor[]``. Scalar kernel
+parameters are 0-d tensors in the schema (a Python number is wrapped on the way in), so
+a learnable scalar can be an input and ``torch.compile`` sees no Python floats. Static
+parameters travel as one string argument, ``repr`` of the sorted ``(name, value)``
+pairs: strings are constants for ``torch.compile``, so each static variant is a separate
+specialisation, and the string names the variant in graphs and error messages.
+
+- ``register_fake`` computes the outputs from ``outs`` (shapes, contiguous strides, the
+  inputs' device);
+- ``register_autograd`` differentiates with the Operator's rules when it has them
+  (``transpose`` for the inputs in ``linear``, else the ``jvp`` rule transposed by torch's
+  autograd), and otherwise with Taichi autodiff through a second custom op,
+  ``tiarray::<name>_vjp`` (the kernel's reverse-mode variant; it has its own fake
+  implementation, so ``torch.compile`` traces the backward too);
+- eager calls take the cheapest correct route: nothing to record (no input requires
+  grad, no tracing, no ``torch.func`` transform, no dispatch/function mode, plain
+  tensors) -> a direct launch; inputs that require grad -> a ``torch.autograd.Function``
+  with the same backward as the custom op (the dispatcher's Python layers cost ~150 us
+  a call); tracing, transforms, modes, subclasses -> the custom op. Under
+  ``torch.compile``, ``Operator.__call__`` hands the call to an ``allow_in_graph``
+  entry point, so Dynamo never traces the dispatch code (caches, locks).
+
+CUDA tensors: Taichi launches on the legacy default stream; the launch is ordered after
+the work queued on torch's current stream, and torch's current stream after the launch,
+with CUDA events (no host synchronisation).
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+
+import torch
+from taichi.lang import impl as _ti_impl
+
+from tiarray import _dtypes
+from tiarray._launch import _P_FLOAT
+
+from ._eager import make_plan, plan_is_current
+
+__all__ = ["call"]
+
+_Tensor = torch.Tensor
+_TDT: dict = {}  # torch dtype -> tiarray DType
+_TDT_BACK: dict = {}  # tiarray DType -> torch dtype
+
+
+def _tdtype(op, name, t):
+    d = _TDT.get(t)
+    if d is None:
+        d = _dtypes._BY_NAME.get(str(t).rsplit(".", 1)[-1])
+        if d is None:
+            raise TypeError(
+                f"{op.name}: argument '{name}' has torch dtype {t}, which tiarray does not support"
+            )
+        _TDT[t] = d
+    return d
+
+
+def _torch_dtype(d: _dtypes.DType):
+    t = _TDT_BACK.get(d)
+    if t is None:
+        t = getattr(torch, d.name)
+        _TDT_BACK[d] = t
+    return t
+
+
+# ----------------------------------------------------------------------------- eager engine
+
+
+def _build(op, skey, args, key):
+    params = op._params
+    op._check_nargs(len(args))
+    in_sds = []
+    dev = None
+    for i, a in enumerate(args):
+        p = params[i]
+        if isinstance(a, _Tensor):
+            d = _tdtype(op, p.name, a.dtype)
+            if a.layout != torch.strided:
+                raise TypeError(f"{op.name}: argument '{p.name}' has layout {a.layout}; use .to_dense()")
+            if p.is_array:
+                if dev is None:
+                    dev = a.device
+                elif a.device != dev:
+                    raise TypeError(f"{op.name}: argument '{p.name}' is on {a.device}, other inputs on {dev}")
+                in_sds.append((d, tuple(a.shape)))
+            else:
+                if a.dim() != 0:
+                    raise TypeError(
+                        f"{op.name}: argument '{p.name}' is a scalar parameter ({p.dtype.name}); got a tensor "
+                        f"of shape {tuple(a.shape)}"
+                    )
+                in_sds.append((p.dtype, ()))
+        else:
+            if p.is_array:
+                raise TypeError(
+                    f"{op.name}: argument '{p.name}' must be a tensor (the kernel's parameter is a "
+                    f"ti.types.ndarray), got {type(a).__name__}"
+                )
+            _check_number(op, p, a)
+            in_sds.append((p.dtype, ()))
+    if dev is None:
+        dev = torch.device("cpu")
+    if dev.type not in ("cpu", "cuda"):
+        raise TypeError(f"{op.name}: tensors on device '{dev}' are not supported; tiarray takes cpu and cuda")
+    plan = make_plan(op, skey, tuple(in_sds), "torch", dev.type)
+    plan.native_out = (
+        tuple(
+            torch.empty((), dtype=_torch_dtype(d), device=dev).expand(shape)
+            for d, shape in zip(plan.out_dtypes, plan.out_shapes)
+        ),
+        dev,
+    )
+    op._plans[key] = plan
+    return plan
+
+
+def _check_number(op, p, a):
+    if isinstance(a, (bool, int, float)) and not isinstance(a, complex):
+        return
+    import numbers
+
+    if isinstance(a, numbers.Real):
+        return
+    raise TypeError(
+        f"{op.name}: argument '{p.name}' is a scalar parameter; expected a number or a 0-d tensor, got "
+        f"{type(a).__name__}"
+    )
+
+
+def _key(skey, args):
+    return (
+        "torch",
+        skey,
+        *[(a.dtype, a.shape, a.is_cuda) if isinstance(a, _Tensor) else type(a) for a in args],
+    )
+
+
+def _eager(op, skey, args, key=None):
+    if key is None:
+        key = _key(skey, args)
+    plan = op._plans.get(key)
+    if plan is None or not plan_is_current(plan):
+        plan = _build(op, skey, args, key)
+    vals = []
+    keep = None
+    for conv, shp, a in zip(plan.in_conv, plan.in_shapes, args):
+        if conv is None:
+            # (a real tensor can carry the negative bit: .imag of a conjugate view)
+            if not a.is_contiguous() or a.is_neg() or a.is_conj():
+                a = a.resolve_conj().resolve_neg().contiguous()
+                keep = (keep or []) + [a]
+            vals.append((a.data_ptr(), a.nbytes, shp))
+        else:
+            vals.append(conv(a.item() if isinstance(a, _Tensor) else a))
+    tmpls, dev = plan.native_out
+    outs = []
+    for tmpl, nb, ls in zip(tmpls, plan.out_nbytes, plan.out_launch):
+        # zeros_like of a memory-less template (shape, dtype, device) is the cheapest
+        # zero-filled allocation torch has (~1 us; torch.zeros(shape, ...) ~1.6 us)
+        o = _zeros_like(tmpl, memory_format=_contiguous)
+        outs.append(o)
+        vals.append((o.data_ptr(), nb, ls))
+    if dev.type == "cuda":  # pragma: no cover - needs a GPU
+        _launch_cuda(plan, vals, dev)
+    else:
+        plan.spec.launch(vals)
+    del keep
+    return outs, plan
+
+
+_zeros_like = torch.zeros_like
+_contiguous = torch.contiguous_format
+
+
+def _launch_cuda(plan, vals, dev):  # pragma: no cover - needs a GPU (benchmarks/gpu_check.py)
+    from . import _cuda_ops
+
+    stream = torch.cuda.current_stream(dev).cuda_stream
+    _cuda_ops.order(stream, before=True)
+    plan.spec.launch(vals)
+    _cuda_ops.order(stream, before=False)
+
+
+def _launch_grad_cuda(spec, vals, grads, dev):  # pragma: no cover - needs a GPU
+    from . import _cuda_ops
+
+    stream = torch.cuda.current_stream(dev).cuda_stream
+    _cuda_ops.order(stream, before=True)
+    spec.launch(vals, grads)
+    _cuda_ops.order(stream, before=False)
+
+
+# ----------------------------------------------------------------------------- static strings
+
+_static_by_str: dict = {}
+
+
+def _static_str(skey: tuple) -> str:
+    s = repr(skey)
+    if s not in _static_by_str:
+        _static_by_str[s] = skey
+    return s
+
+
+def _static_from_str(op, s: str) -> tuple:
+    skey = _static_by_str.get(s)
+    if skey is None:  # a graph saved by another process: the repr of literals parses back
+        try:
+            skey = ast.literal_eval(s)
+        except (ValueError, SyntaxError):
+            raise ValueError(f"{op.name}: unknown static parameters {s!r}") from None
+        _static_by_str[s] = skey
+    return skey
+
+
+# ----------------------------------------------------------------------------- custom ops
+
+_RESERVED = {"self", "out", "static", "mask", "cts"}
+_ops_lock = threading.RLock()
+_used_names: set = set()
+
+
+def _arg_name(n):
+    return n + "_" if n in _RESERVED else n
+
+
+class _TorchOp:
+    def __init__(self, op):
+        self.op = op
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in op.name)
+        with _ops_lock:
+            name = base
+            k = 2
+            while name in _used_names:
+                name = f"{base}_{k}"
+                k += 1
+            _used_names.add(name)
+        self.name = name
+        self._fwd = {}  # n_in -> op handle (the number of inputs is fixed by the first call)
+        self._lock = threading.Lock()
+
+    def ops(self, n_in):
+        h = self._fwd.get(n_in)
+        if h is None:
+            with self._lock:
+                h = self._fwd.get(n_in)
+                if h is None:
+                    h = self._define(n_in)
+                    self._fwd[n_in] = h
+        return h
+
+    def _define(self, n_in):
+        op = self.op
+        names = [_arg_name(p.name) for p in op._params[:n_in]]
+        suffix = "" if not self._fwd else f"_{n_in}in"
+        fname = f"tiarray::{self.name}{suffix}"
+        vname = f"tiarray::{self.name}{suffix}_vjp"
+        schema = "(" + ", ".join([f"Tensor {n}" for n in names] + ["str static"]) + ") -> Tensor[]"
+        vschema = (
+            "("
+            + ", ".join([f"Tensor {n}" for n in names] + ["Tensor[] cts", "str static", "str mask"])
+            + ") -> Tensor[]"
+        )
+
+        def impl(*args):
+            *inputs, static = args
+            return _eager(op, _static_from_str(op, static), inputs)[0]
+
+        def fake(*args):
+            *inputs, static = args
+            res = _resolve_tensors(op, inputs, _static_from_str(op, static))
+            dev = _device_of(inputs)
+            return [torch.empty(o.shape, dtype=_torch_dtype(o.dtype), device=dev) for o in res.outs]
+
+        def vjp_impl(*args):
+            *inputs, cts, static, mask = args
+            return _taichi_vjp(op, inputs, cts, _static_from_str(op, static), _mask_from_str(mask))
+
+        def vjp_fake(*args):
+            *inputs, cts, static, mask = args
+            m = _mask_from_str(mask)
+            return [torch.empty(a.shape, dtype=a.dtype, device=a.device) for a, b in zip(inputs, m) if b]
+
+        fwd = torch.library.custom_op(fname, impl, mutates_args=(), schema=schema)
+        fwd.register_fake(fake)
+        vjp = torch.library.custom_op(vname, vjp_impl, mutates_args=(), schema=vschema)
+        vjp.register_fake(vjp_fake)
+
+        def setup_context(ctx, inputs, output):
+            *ins, static = inputs
+            ctx.static = static
+            ctx.n_in = len(ins)
+            tensors = [a for a in ins]
+            ctx.save_for_backward(*tensors, *output)
+            ctx.n_out = len(output)
+
+        def backward(ctx, grads):
+            saved = ctx.saved_tensors
+            inputs = list(saved[: ctx.n_in])
+            outputs = saved[ctx.n_in :]
+            needs = ctx.needs_input_grad[: ctx.n_in]
+            if isinstance(grads, torch.Tensor):
+                grads = [grads]
+            cts = [torch.zeros_like(o) if g is None else g for g, o in zip(grads, outputs)]
+
+            def run_vjp(inputs, cts, mask):
+                return vjp(*inputs, list(cts), ctx.static, "".join("1" if m else "0" for m in mask))
+
+            gin = _backward(op, run_vjp, inputs, cts, _static_from_str(op, ctx.static), needs)
+            return (*gin, None)
+
+        def vjp_backward(ctx, grads):
+            raise RuntimeError(_second_order_msg(op))
+
+        def vjp_setup(ctx, inputs, output):
+            pass
+
+        fwd.register_autograd(backward, setup_context=setup_context)
+        vjp.register_autograd(vjp_backward, setup_context=vjp_setup)
+        return fwd, vjp
+
+
+def _mask_from_str(s: str) -> tuple:
+    return tuple(c == "1" for c in s)
+
+
+def _device_of(inputs):
+    for a in inputs:
+        if isinstance(a, _Tensor) and a.dim() > 0:
+            return a.device
+    for a in inputs:
+        if isinstance(a, _Tensor):
+            return a.device
+    return torch.device("cpu")
+
+
+def _resolve_tensors(op, inputs, skey):
+    sds = []
+    for p, a in zip(op._params, inputs):
+        if p.is_array:
+            sds.append((_tdtype(op, p.name, a.dtype), tuple(int(s) for s in a.shape)))
+        else:
+            sds.append((p.dtype, ()))
+    return op._resolve(tuple(sds), skey)
+
+
+def _second_order_msg(op):
+    return (
+        f"{op.name}: second-order differentiation (a gradient of a gradient) needs jvp/transpose rules; "
+        "Taichi autodiff gives first-order reverse mode only. Remedy: give Operator(..., jvp=..., "
+        "transpose=..., linear=...)"
+    )
+
+
+# ----------------------------------------------------------------------------- backward
+
+
+def _backward(op, run_vjp, inputs, cts, skey, needs):
+    """Input gradients of one call (``None`` where not needed).
+
+    ``run_vjp(inputs, cts, mask)`` runs Taichi autodiff (the ``_vjp`` custom op, or the
+    kernel directly on the eager autograd route)."""
+    res = _resolve_tensors(op, inputs, skey)
+    sd = res.static
+    n_in = len(inputs)
+    needs = list(needs)
+    op._check_nondiff(needs, "torch.autograd")
+    gin = [None] * n_in
+    todo = [i for i in range(n_in) if needs[i]]
+    if not todo:
+        return gin
+    if op.transpose is not None:
+        rest = []
+        for i in todo:
+            if op._params[i].name not in op.linear:
+                rest.append(i)
+                continue
+            primals = list(inputs)
+            primals[i] = _undefined(op, inputs[i])
+            r = op.transpose(tuple(cts), tuple(primals), **sd)
+            if not isinstance(r, (tuple, list)) or len(r) != n_in:
+                raise TypeError(
+                    f"{op.name}: the transpose rule must return a tuple with one entry per input ({n_in}), "
+                    f"got {r!r}"
+                )
+            gin[i] = r[i]
+        todo = rest
+        if todo and op.jvp is None:
+            p = op._params[todo[0]]
+            raise TypeError(
+                f"{op.name}: the gradient with respect to '{p.name}' needs a jvp rule: the Operator is "
+                f"declared linear only in {op.linear!r}. Remedy: give Operator(..., jvp=...) or detach it"
+            )
+    if todo and op.jvp is not None:
+        # transpose the jvp rule with torch's autograd: vjp(ct) = d<ct, jvp(t)>/dt
+        with torch.enable_grad():
+            prim = [a.detach() if isinstance(a, _Tensor) else a for a in inputs]
+            tans = [None] * n_in
+            leaves = []
+            for i in todo:
+                t = torch.zeros_like(prim[i], requires_grad=True)
+                tans[i] = t
+                leaves.append(t)
+            tout = op.jvp(tuple(prim), tuple(tans), **sd)
+            if res.single and not isinstance(tout, (tuple, list)):
+                tout = (tout,)
+            pairs = [(t, c) for t, c in zip(tout, cts) if t is not None and t.requires_grad]
+            if pairs:
+                gs = torch.autograd.grad(
+                    [t for t, _ in pairs], leaves, [c for _, c in pairs], allow_unused=True
+                )
+            else:
+                gs = [None] * len(leaves)
+        for i, g in zip(todo, gs):
+            gin[i] = torch.zeros_like(inputs[i]) if g is None else g
+        todo = []
+    if todo:
+        # Taichi autodiff: float array inputs only
+        mask = [False] * n_in
+        for i in todo:
+            a = inputs[i]
+            if not isinstance(a, _Tensor) or a.dtype.is_floating_point or a.dtype.is_complex:
+                mask[i] = True
+        op._diff_inputs(mask, "torch.autograd")
+        if any(mask):
+            outs = run_vjp(inputs, cts, mask)
+            it = iter(outs)
+            for i in range(n_in):
+                if mask[i]:
+                    gin[i] = next(it)
+    return gin
+
+
+def _undefined(op, t):
+    from .._operator import UndefinedPrimal
+
+    return UndefinedPrimal(tuple(t.shape), _tdtype(op, "?", t.dtype))
+
+
+def _taichi_vjp(op, inputs, cts, skey, mask):
+    """Run the kernel's reverse-mode variant: input gradients for the inputs in ``mask``."""
+    res = _resolve_tensors(op, inputs, skey)
+    dev = _device_of(inputs)
+    from tiarray import _runtime
+
+    rt = _runtime.current_device()
+    if rt.kind != dev.type:
+        raise TypeError(f"{op.name}: the tensors live on {dev}, but Taichi computes on {rt}")
+    gmask = tuple(mask) + tuple(o.dtype.kind in "fc" for o in res.outs)
+    spec = op._spec(res, rt.kind, grad_mask=gmask)
+    vals, grads, keep, gouts = [], [], [], []
+    for p, sd, a, m in zip(op._params, res.in_sds, inputs, mask):
+        if p.is_array:
+            a = a.detach().resolve_conj().resolve_neg().contiguous()
+            keep.append(a)
+            shape = sd.shape + (2,) if sd.dtype.kind == "c" else sd.shape
+            vals.append((a.data_ptr(), a.nbytes, shape))
+            if m:
+                g = torch.zeros_like(a)
+                gouts.append(g)
+                grads.append(g.data_ptr())
+            else:
+                grads.append(0)
+        else:
+            v = a.item() if isinstance(a, _Tensor) else a
+            vals.append(float(v) if p.kind == _P_FLOAT else int(v))
+            grads.append(0)
+    for o, c, gm in zip(res.outs, cts, gmask[len(inputs) :]):
+        shape = o.shape + (2,) if o.dtype.kind == "c" else o.shape
+        scratch = torch.zeros(o.shape, dtype=_torch_dtype(o.dtype), device=dev)
+        keep.append(scratch)
+        vals.append((scratch.data_ptr(), scratch.nbytes, shape))
+        cc = c.detach().to(scratch.dtype).contiguous().clone()  # the kernel may write to out.grad
+        keep.append(cc)
+        grads.append(cc.data_ptr() if gm else 0)
+    if dev.type == "cuda":  # pragma: no cover
+        _launch_grad_cuda(spec, vals, grads, dev)
+    else:
+        spec.launch(vals, grads)
+    del keep
+    return gouts
+
+
+# ----------------------------------------------------------------------------- call
+
+_C = torch._C
+_functorch_active = getattr(_C, "_are_functorch_transforms_active", lambda: False)
+_dispatch_depth = getattr(_C, "_len_torch_dispatch_stack", lambda: 0)
+_tf_mode = getattr(_C, "_is_torch_function_mode_enabled", lambda: False)
+_is_compiling = torch.compiler.is_compiling
+_grad_enabled = torch.is_grad_enabled
+_state_lock = threading.Lock()
+
+
+def _state(op) -> _TorchOp:
+    st = op._adapter_state.get("torch")
+    if st is None:
+        with _state_lock:
+            st = op._adapter_state.get("torch")
+            if st is None:
+                st = _TorchOp(op)
+                op._adapter_state["torch"] = st
+    return st
+
+
+class _EagerFunction(torch.autograd.Function):
+    """Eager autograd without the custom-op dispatcher (~10x cheaper per call); the
+    backward is the same as the custom op's."""
+
+    @staticmethod
+    def forward(ctx, op, skey, *args):
+        outs, plan = _eager(op, skey, args)
+        ctx.op = op
+        ctx.skey = skey
+        ctx.n_in = len(args)
+        tensors = [a if isinstance(a, _Tensor) else None for a in args]
+        ctx.scalars = [None if isinstance(a, _Tensor) else a for a in args]
+        ctx.save_for_backward(*tensors, *outs)
+        nondiff = [o for o in outs if not (o.dtype.is_floating_point or o.dtype.is_complex)]
+        if nondiff:
+            ctx.mark_non_differentiable(*nondiff)
+        ctx.single = plan.single
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        op = ctx.op
+        saved = ctx.saved_tensors
+        inputs = [t if t is not None else v for t, v in zip(saved[: ctx.n_in], ctx.scalars)]
+        outputs = saved[ctx.n_in :]
+        cts = [torch.zeros_like(o) if g is None else g for g, o in zip(grads, outputs)]
+        needs = ctx.needs_input_grad[2:]
+
+        def run_vjp(inputs, cts, mask):
+            gs = _taichi_vjp(op, inputs, cts, ctx.skey, mask)
+            if torch.is_grad_enabled():  # create_graph: a second derivative would be wrong
+                deps = [a for a in inputs if isinstance(a, _Tensor) and a.requires_grad]
+                gs = [_NoSecondOrder.apply(op, g, *deps) for g in gs]
+            return gs
+
+        gin = _backward(op, run_vjp, inputs, cts, ctx.skey, needs)
+        return (None, None, *gin)
+
+
+class _NoSecondOrder(torch.autograd.Function):
+    """Identity whose backward raises: marks Taichi-autodiff gradients as first order only."""
+
+    @staticmethod
+    def forward(ctx, op, g, *deps):
+        ctx.op = op
+        return g.view_as(g)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(_second_order_msg(ctx.op))
+
+
+def call(op, args, static):
+    st = op._adapter_state.get("torch")
+    if st is None or len(args) not in st._fwd:  # define tiarray::<name> on the first call
+        _state(op).ops(len(args))
+    skey = op._static_key(static) if static else ()
+    if _is_compiling() or _functorch_active() or _dispatch_depth() or _tf_mode():
+        return _call_op(op, skey, args)
+    # one pass: the route (direct launch / autograd.Function / custom op) and the plan key
+    g = _grad_enabled()
+    grad = False
+    key = ["torch", skey]
+    for a in args:
+        if isinstance(a, _Tensor):
+            if type(a) is not _Tensor:  # subclasses (and their modes) go through the dispatcher
+                return _call_op(op, skey, args)
+            if g and a.requires_grad:
+                grad = True
+            key.append((a.dtype, a.shape, a.is_cuda))
+        else:
+            key.append(type(a))
+    if not grad:
+        # the direct route: _eager inlined (this is the hot path of eager torch code)
+        key = tuple(key)
+        plan = op._plans.get(key)
+        if plan is None or plan.prog is not _ti_impl.pytaichi.prog:
+            plan = _build(op, skey, args, key)
+        vals = []
+        keep = None
+        for conv, shp, nb, a in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes, args):
+            if conv is None:
+                if not a.is_contiguous() or a.is_neg() or a.is_conj():
+                    a = a.resolve_conj().resolve_neg().contiguous()
+                    keep = (keep or []) + [a]  # alive until the launch returns
+                vals.append((a.data_ptr(), nb, shp))
+            else:
+                vals.append(conv(a.item() if isinstance(a, _Tensor) else a))
+        tmpls, dev = plan.native_out
+        if len(tmpls) == 1:
+            o = _zeros_like(tmpls[0], memory_format=_contiguous)
+            vals.append((o.data_ptr(), plan.out_nbytes[0], plan.out_launch[0]))
+            outs = (o,)
+        else:
+            outs = tuple(_zeros_like(t, memory_format=_contiguous) for t in tmpls)
+            for o, nb, ls in zip(outs, plan.out_nbytes, plan.out_launch):
+                vals.append((o.data_ptr(), nb, ls))
+        if dev.type == "cuda":  # pragma: no cover - needs a GPU
+            _launch_cuda(plan, vals, dev)
+        else:
+            plan.spec.launch(vals)
+        del keep
+        return outs[0] if plan.single else outs
+    _check_grad_requests(op, args)
+    outs = _EagerFunction.apply(op, skey, *args)
+    return outs[0] if len(outs) == 1 and _single(op, skey, args) else tuple(outs)
+
+
+def _single(op, skey, args):
+    return _resolve_tensors(op, args, skey).single
+
+
+def _check_grad_requests(op, targs):
+    for p, a in zip(op._params, targs):
+        if isinstance(a, _Tensor) and a.requires_grad and torch.is_grad_enabled():
+            if p.name in op.nondiff:
+                from .._operator import _nondiff_msg
+
+                raise TypeError(_nondiff_msg(op, p.name, "torch.autograd"))
+            if not p.is_array and op.jvp is None:
+                raise TypeError(
+                    f"{op.name}: torch.autograd asks for the gradient with respect to the scalar parameter "
+                    f"'{p.name}'; Taichi autodiff gives gradients for array parameters only. Remedy: pass "
+                    f"'{p.name}' as a 1-element array parameter, or give Operator(..., jvp=...) rules"
+                )
+
+
+def _call_op(op, skey, args):
+    st = _state(op)
+    op._check_nargs(len(args))
+    params = op._params
+    targs = []
+    for p, a in zip(params, args):
+        if isinstance(a, _Tensor):
+            targs.append(a)
+        elif p.is_array:
+            raise TypeError(
+                f"{op.name}: argument '{p.name}' must be a tensor (the kernel's parameter is a "
+                f"ti.types.ndarray), got {type(a).__name__}"
+            )
+        else:
+            _check_number(op, p, a)
+            targs.append(torch.tensor(a, dtype=_torch_dtype(p.dtype)))
+    _check_grad_requests(op, targs)
+    fwd, _vjp = st.ops(len(args))
+    outs = fwd(*targs, _static_str(skey))
+    res = _resolve_tensors(op, targs, skey)
+    return outs[0] if res.single else tuple(outs)
+
+
+# ----------------------------------------------------------------------------- torch.compile
+
+
+def _traced_entry(uid, skey, *args):
+    """The call as torch.compile sees it: Dynamo puts this function into the graph as it
+    is (``allow_in_graph``) and AOTAutograd traces it with fake tensors, so the dispatch
+    code (caches, locks, op definition) runs as ordinary Python and only the custom op
+    reaches the graph."""
+    from .._operator import _BY_UID
+
+    op = _BY_UID[uid]
+    return _call_op(op, op._static_key(dict(skey)), args)
+
+
+torch._dynamo.allow_in_graph(_traced_entry)
+
+
+def _traced_call(op, args, static):
+    # Runs under Dynamo: pure code only (no caches, no locks, no mutation)
+    return _traced_entry(op._uid, tuple(sorted(static.items())), *args)
+
+
+def _install_hook():
+    from .. import _operator
+
+    _operator._TRACE_HOOK[0] = (torch.compiler.is_compiling, _traced_call)
+
+
+_install_hook()

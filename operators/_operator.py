@@ -1,0 +1,641 @@
+"""``Operator``: a Taichi kernel registered once, called on any framework's arrays.
+
+An :class:`Operator` owns *what* is computed: its kernel(s), the ``outs`` function that
+gives the shapes and dtypes of the results, the static parameters, and the optional
+differentiation and batching rules. The framework adapters in
+:mod:`tiarray.operators._adapters` only translate arrays in and out (zero-copy); no
+semantics live there.
+
+Call conventions (the contract every adapter implements):
+
+- The kernel's parameters (``ti.template()`` ones aside) are the call's inputs in order,
+  then the outputs. Array parameters (``ti.types.ndarray``) take arrays; scalar
+  parameters (``ti.f32``, ``ti.i32`` ...) take Python numbers, NumPy scalars, 0-d arrays
+  or traced JAX scalars.
+- Outputs are allocated by the adapter (NumPy arrays for NumPy inputs, XLA's result
+  buffers under JAX, ...) and **zero-filled before the kernel runs**: kernels may
+  accumulate with ``+=``.
+- Keyword arguments of a call are *static*: they must be hashable; they select a
+  specialisation; those named like a ``ti.template()`` parameter of the kernel are
+  passed to it; all of them are passed to ``outs`` and to the rules. Static parameters
+  that no template takes are allowed (e.g. an output ``shape`` used only by ``outs``).
+  A template parameter that the call does not give takes its value from
+  ``static_defaults``, or the call raises ``TypeError``.
+"""
+
+# No ``from __future__ import annotations``: doctests here define Taichi kernels, which
+# need real annotation objects.
+import itertools
+import sys
+import threading
+import weakref
+
+from tiarray import _dtypes
+from tiarray._launch import _P_ARRAY, _P_FLOAT, _P_INT, _P_TEMPLATE, _P_UINT, KernelSignatureError, Launcher
+
+__all__ = ["Operator", "ShapeDtype", "UndefinedPrimal"]
+
+
+class ShapeDtype:
+    """The shape and dtype of an array, without data.
+
+    ``outs`` functions receive one per input (scalars appear as ``shape == ()`` with the
+    dtype of the kernel's scalar parameter) and return one per output. The same objects
+    are used under every framework and under tracing (``jax.jit``, ``torch.compile``).
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The shape.
+    dtype : dtype-like
+        A tiarray dtype, or anything :func:`tiarray.asarray` understands as a dtype
+        (NumPy, torch and JAX dtypes, names such as ``"float32"``).
+
+    Attributes
+    ----------
+    shape : tuple of int
+    dtype : tiarray.DType
+    ndim : int
+    size : int
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` is not a sequence of ints or ``dtype`` is not a supported dtype.
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> s = ta.ShapeDtype((3, 4), "float32")
+    >>> s.shape, s.dtype, s.ndim, s.size
+    ((3, 4), tiarray.float32, 2, 12)
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        try:
+            shape = tuple(int(s) for s in shape)
+        except TypeError:
+            raise TypeError(
+                f"ShapeDtype(): argument 'shape' must be a tuple of ints, got {shape!r}"
+            ) from None
+        if any(s < 0 for s in shape):
+            raise ValueError(f"ShapeDtype(): argument 'shape' must not have negative sizes, got {shape}")
+        self.shape = shape
+        self.dtype = _dtypes.to_dtype(dtype, func="ShapeDtype")
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"ShapeDtype(shape={self.shape}, dtype={self.dtype.name})"
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, ShapeDtype):
+            return NotImplemented
+        return self.shape == other.shape and self.dtype is other.dtype
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype.name))
+
+
+class UndefinedPrimal:
+    """Stands for a linear input in a ``transpose`` rule: its shape and dtype, no value.
+
+    A ``transpose`` rule receives the call's inputs with the linear input(s) being
+    transposed replaced by an ``UndefinedPrimal``; it returns one cotangent for each of
+    them (``None`` for the other inputs). tiarray creates them; rules only test for them
+    with ``isinstance``.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The shape of the input being transposed.
+    dtype : dtype-like
+        Its dtype.
+
+    Attributes
+    ----------
+    shape : tuple of int
+    dtype : tiarray.DType
+    ndim : int
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> p = ta.UndefinedPrimal((4,), ta.float32)
+    >>> isinstance(p, ta.UndefinedPrimal), p.shape
+    (True, (4,))
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = _dtypes.to_dtype(dtype, func="UndefinedPrimal")
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"UndefinedPrimal(shape={self.shape}, dtype={self.dtype.name})"
+
+
+# Taichi scalar type name -> tiarray dtype (for scalar kernel parameters)
+_SCALAR_DTYPES = {
+    "f16": _dtypes.float16,
+    "f32": _dtypes.float32,
+    "f64": _dtypes.float64,
+    "i8": _dtypes.int8,
+    "i16": _dtypes.int16,
+    "i32": _dtypes.int32,
+    "i64": _dtypes.int64,
+    "u8": _dtypes.uint8,
+    "u16": _dtypes.uint16,
+    "u32": _dtypes.uint32,
+    "u64": _dtypes.uint64,
+}
+
+
+def _scalar_dtype(anno) -> _dtypes.DType:
+    from taichi.lang.util import cook_dtype
+
+    name = cook_dtype(anno).to_string()
+    d = _SCALAR_DTYPES.get(name)
+    if d is None:  # pragma: no cover - every Taichi primitive type is listed
+        raise KernelSignatureError(f"scalar kernel parameter of Taichi type {name} is not supported")
+    return d
+
+
+class _Param:
+    """A non-template kernel parameter as the Operator sees it."""
+
+    __slots__ = ("name", "kind", "dtype", "index")
+
+    def __init__(self, p, index):
+        self.name = p.name
+        self.kind = p.kind  # _P_ARRAY, _P_FLOAT, _P_INT, _P_UINT
+        self.index = index
+        self.dtype = None if p.kind == _P_ARRAY else _scalar_dtype(p.anno)
+
+    @property
+    def is_array(self) -> bool:
+        return self.kind == _P_ARRAY
+
+
+class _Resolved:
+    """What a call signature resolves to, independent of the framework.
+
+    Computed once per (static parameters, input shapes and dtypes) and cached.
+    """
+
+    __slots__ = (
+        "outs",  # tuple of ShapeDtype
+        "single",  # outs() returned one ShapeDtype (the call returns one array)
+        "templates",  # values of the kernel's template parameters, in order
+        "array_sigs",  # (DType, ndim, False) per array parameter (inputs then outputs)
+        "nbytes",  # bytes of array data touched (inputs and outputs)
+        "in_sds",  # tuple of ShapeDtype of the inputs
+        "static",  # the static kwargs as a dict
+    )
+
+
+_NOT_GIVEN = object()
+
+
+class Operator:
+    """A Taichi kernel registered once and called on NumPy, PyTorch, JAX, CuPy or TiArray arrays.
+
+    Parameters
+    ----------
+    name : str
+        The operator's name: JAX primitive ``name``, torch op ``tiarray::name``, and the
+        name used in every error message.
+    kernel : ``@ti.kernel`` function, optional
+        The kernel, used on every arch. Its parameters (``ti.template()`` ones aside) are
+        the call's inputs in order, then the outputs.
+    kernels : dict, optional
+        ``{"cpu": kernel, "cuda": kernel}``: one kernel per Taichi arch (give ``kernel``
+        or ``kernels``). All must have the same parameters.
+    outs : callable
+        ``outs(*inputs, **static) -> ShapeDtype | tuple[ShapeDtype, ...]``. Receives one
+        object with ``.shape`` and ``.dtype`` (a tiarray dtype) per input. Returning a
+        tuple makes the call return a tuple.
+    jvp : callable, optional
+        Forward-mode rule ``jvp(primals, tangents, **static) -> tangents_out``.
+        ``primals`` is the tuple of inputs, ``tangents`` the tuple of their tangents
+        (``None`` for a zero tangent); returns one tangent per output (a single array
+        when ``outs`` returns one ShapeDtype, else a tuple; ``None`` for a zero tangent).
+    transpose : callable, optional
+        Transpose rule ``transpose(cotangents, primals, **static) -> tuple`` for an
+        operator that is linear in each of the inputs named in ``linear``. ``cotangents``
+        has one array per output; in ``primals`` the input(s) being transposed are
+        :class:`UndefinedPrimal`; returns one entry per input: the cotangent of each
+        undefined input, ``None`` for the others.
+    batch : callable, optional
+        Batching rule ``batch(args, axes, **static) -> (outs, out_axes)`` for
+        ``jax.vmap``. ``axes[i]`` is the batched axis of ``args[i]`` or ``None``;
+        ``outs``/``out_axes`` are single or tuples as the call's result. Without it,
+        vmap runs the kernel once per batch element (correct, but slow).
+    linear : sequence of str, optional
+        Inputs in which the operator is linear (each one with the others fixed). Needed
+        with ``transpose``: the JVP is derived from it when no ``jvp`` is given, and
+        PyTorch's backward calls ``transpose`` for these inputs.
+    nondiff : sequence of str, optional
+        Inputs that must never be differentiated (index arrays, seeds, spikes): asking
+        for their gradient raises ``TypeError``. Integer inputs are never differentiated.
+    static_defaults : dict, optional
+        Values of static (template) parameters for calls that do not give them.
+
+    Raises
+    ------
+    TypeError
+        For a missing or non-callable ``outs``, kernels with different parameters, names
+        in ``linear``/``nondiff`` that are not inputs, ``transpose`` without ``linear``.
+
+    Notes
+    -----
+    Differentiation without ``jvp``/``transpose`` uses Taichi's reverse-mode autodiff
+    (the kernel's ``grad`` variant): ``jax.grad``/``vjp`` and ``torch.autograd`` work,
+    forward mode (``jax.jvp``) raises. Taichi gives no gradient for scalar parameters:
+    asking for one raises (make the scalar a 1-element array, or give rules).
+
+    Examples
+    --------
+    >>> import numpy as np, taichi as ti, tiarray as ta
+    >>> @ti.kernel
+    ... def _axpy(alpha: ti.f32, x: ti.types.ndarray(ndim=1), y: ti.types.ndarray(ndim=1),
+    ...           out: ti.types.ndarray(ndim=1)):
+    ...     for i in x:
+    ...         out[i] = alpha * x[i] + y[i]
+    >>> axpy = ta.Operator("axpy_doc", kernel=_axpy,
+    ...                    outs=lambda alpha, x, y: ta.ShapeDtype(x.shape, x.dtype))
+    >>> axpy(2.0, np.ones(3, np.float32), np.arange(3, dtype=np.float32))
+    array([2., 3., 4.], dtype=float32)
+    """
+
+    def __init__(
+        self,
+        name: str,
+        kernel=None,
+        *,
+        kernels: dict | None = None,
+        outs,
+        jvp=None,
+        transpose=None,
+        batch=None,
+        linear=(),
+        nondiff=(),
+        static_defaults: dict | None = None,
+    ):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"Operator(): argument 'name' must be a non-empty str, got {name!r}")
+        self.name = name
+        if (kernel is None) == (kernels is None):
+            raise TypeError(f"Operator({name!r}): give exactly one of 'kernel' or 'kernels'")
+        if kernels is None:
+            kernels = {"cpu": kernel, "cuda": kernel}
+        else:
+            if not isinstance(kernels, dict) or not kernels or set(kernels) - {"cpu", "cuda"}:
+                raise TypeError(
+                    f"Operator({name!r}): argument 'kernels' must be a dict with keys 'cpu' and/or 'cuda', "
+                    f"got {kernels!r}"
+                )
+        self._launchers = {}
+        for arch, k in kernels.items():
+            try:
+                self._launchers[arch] = Launcher(k, name=name)
+            except TypeError as e:
+                raise TypeError(f"Operator({name!r}): kernel for '{arch}': {e}") from None
+        launchers = list(self._launchers.values())
+        ref = launchers[0]
+        for other in launchers[1:]:
+            if [(p.name, p.kind) for p in other.params] != [(p.name, p.kind) for p in ref.params]:
+                raise TypeError(f"Operator({name!r}): the kernels in 'kernels' must have the same parameters")
+        self.kernels = dict(kernels)
+        self._params = [_Param(p, i) for i, p in enumerate(q for q in ref.params if q.kind != _P_TEMPLATE)]
+        self._template_names = tuple(ref.template_names)
+        if not callable(outs):
+            raise TypeError(f"Operator({name!r}): argument 'outs' must be callable, got {outs!r}")
+        self.outs = outs
+        for rname, r in (("jvp", jvp), ("transpose", transpose), ("batch", batch)):
+            if r is not None and not callable(r):
+                raise TypeError(f"Operator({name!r}): argument '{rname}' must be callable, got {r!r}")
+        self.jvp = jvp
+        self.transpose = transpose
+        self.batch = batch
+        names = [p.name for p in self._params]
+        self.linear = self._names_arg("linear", linear, names)
+        self.nondiff = self._names_arg("nondiff", nondiff, names)
+        if transpose is not None and not self.linear:
+            raise TypeError(
+                f"Operator({name!r}): a 'transpose' rule needs 'linear', the inputs in which the "
+                "operator is linear"
+            )
+        if self.linear and transpose is None:
+            raise TypeError(f"Operator({name!r}): 'linear' is only used with a 'transpose' rule")
+        sd = dict(static_defaults or {})
+        for k, v in sd.items():
+            _check_hashable(name, k, v)
+        self.static_defaults = sd
+        self._resolved: dict = {}
+        self._plans: dict = {}  # adapters' per-call caches
+        self._lock = threading.RLock()
+        self._adapter_state: dict = {}  # per framework: primitives, torch ops ...
+        self._uid = next(_UIDS)
+        _BY_UID[self._uid] = self
+        if _TRACE_HOOK[0] is None and "torch" in sys.modules:
+            _load_torch_adapter()
+
+    @staticmethod
+    def _names_arg(what, value, names):
+        if isinstance(value, str):
+            value = (value,)
+        value = tuple(value)
+        for v in value:
+            if v not in names:
+                raise TypeError(
+                    f"Operator(): argument '{what}' names {v!r}, which is not a kernel parameter "
+                    f"(parameters: {', '.join(names)})"
+                )
+        return value
+
+    def __repr__(self) -> str:
+        return f"<tiarray.Operator '{self.name}'>"
+
+    # ------------------------------------------------------------------ calling
+
+    def __call__(self, *args, **static):
+        """Run the operator on the arrays of one framework.
+
+        Parameters
+        ----------
+        *args
+            The inputs, in the order of the kernel's parameters: arrays (NumPy, torch,
+            JAX, CuPy, TiArray; all of one framework, NumPy arrays also accepted next to
+            JAX arrays) and scalars.
+        **static
+            Static parameters (hashable): the kernel's ``ti.template()`` parameters of the
+            same name, and anything ``outs`` or the rules use.
+
+        Returns
+        -------
+        array or tuple of arrays
+            Of the inputs' kind and device.
+
+        Raises
+        ------
+        TypeError
+            Arrays of two frameworks, an argument that does not match the kernel's
+            annotation (:class:`tiarray.KernelSignatureError`), unhashable or missing
+            static parameters, a transform the operator cannot support.
+
+        Examples
+        --------
+        >>> import numpy as np, taichi as ti, tiarray as ta
+        >>> @ti.kernel
+        ... def _shift(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1), by: ti.template()):
+        ...     for i in x:
+        ...         out[i] = x[i] + by
+        >>> shift = ta.Operator("shift_doc", kernel=_shift, outs=lambda x, by: ta.ShapeDtype(x.shape, x.dtype))
+        >>> shift(np.zeros(2), by=3)          # 'by' is static: one specialisation per value
+        array([3., 3.])
+        """
+        h = _TRACE_HOOK[0]
+        if h is not None and h[0]():  # torch.compile is tracing this call
+            return h[1](self, args, static)
+        return _dispatch(self, args, static)
+
+    # ------------------------------------------------------------------ shared logic
+
+    def _launcher(self, arch_kind: str) -> Launcher:
+        """The Launcher for a Taichi arch kind ('cpu' or 'cuda')."""
+        la = self._launchers.get(arch_kind)
+        if la is None:
+            raise RuntimeError(
+                f"{self.name}: no kernel for Taichi arch '{arch_kind}'; this Operator has kernels "
+                f"for {sorted(self._launchers)}"
+            )
+        return la
+
+    def _static_key(self, static: dict) -> tuple:
+        """The static parameters as a sorted, hashable tuple of (name, value)."""
+        if not static:
+            return ()
+        items = tuple(sorted(static.items()))
+        try:
+            hash(items)
+        except TypeError:
+            for k, v in items:
+                self._check_not_param(k)
+                _check_hashable(self.name, k, v)
+            raise
+        return items
+
+    def _check_not_param(self, k) -> None:
+        if any(p.name == k for p in self._params):
+            raise TypeError(
+                f"{self.name}: '{k}' is an input or output of the kernel: pass inputs positionally; "
+                "keyword arguments are static parameters"
+            )
+
+    def _check_nargs(self, n: int) -> None:
+        if n > len(self._params):
+            raise TypeError(
+                f"{self.name}: the kernel has {len(self._params)} parameter(s) "
+                f"({', '.join(p.name for p in self._params)}); the call gave {n} inputs"
+            )
+
+    def _resolve(self, in_sds: tuple, skey: tuple) -> _Resolved:
+        """Resolve a call: ``in_sds`` holds one ``(DType, shape)`` per input.
+
+        Validates the inputs against the kernel's parameters, runs ``outs``, checks the
+        kernel annotations. Cached.
+        """
+        key = (skey, in_sds)
+        r = self._resolved.get(key)
+        if r is None:
+            # no lock: resolving is pure (two threads may both compute it; one result is kept),
+            # and torch.compile traces this code, which cannot enter a lock
+            r = self._resolve_uncached(in_sds, skey)
+            r = self._resolved.setdefault(key, r)
+        return r
+
+    def _resolve_uncached(self, in_sds, skey) -> _Resolved:
+        name = self.name
+        n_in = len(in_sds)
+        self._check_nargs(n_in)
+        static = dict(skey)
+        for k in static:
+            self._check_not_param(k)
+        sds = []
+        for p, (dtype, shape) in zip(self._params, in_sds):
+            if p.is_array:
+                sds.append(ShapeDtype(shape, dtype))
+            else:
+                if shape != ():
+                    raise TypeError(
+                        f"{name}: argument '{p.name}' is a scalar parameter ({p.dtype.name}); got an array "
+                        f"of shape {shape}"
+                    )
+                sds.append(ShapeDtype((), p.dtype))
+        # static parameters -> templates
+        templates = []
+        for t in self._template_names:
+            v = static.get(t, _NOT_GIVEN)
+            if v is _NOT_GIVEN:
+                v = self.static_defaults.get(t, _NOT_GIVEN)
+            if v is _NOT_GIVEN:
+                raise TypeError(
+                    f"{name}: missing static parameter '{t}' (a ti.template() parameter of the kernel); "
+                    f"pass it by keyword, e.g. {name}(..., {t}=...), or give Operator(static_defaults=...)"
+                )
+            templates.append(v)
+        call_static = dict(self.static_defaults)
+        call_static.update(static)
+        try:
+            res = self.outs(*sds, **call_static)
+        except TypeError as e:
+            raise TypeError(
+                f"{name}: outs() failed for a call with {n_in} input(s) (the kernel's parameters are "
+                f"{', '.join(p.name for p in self._params)}: inputs first, then outputs): {e}"
+            ) from e
+        single = not isinstance(res, (tuple, list))
+        outs = (res,) if single else tuple(res)
+        norm = []
+        for i, o in enumerate(outs):
+            if isinstance(o, ShapeDtype):
+                norm.append(o)
+            elif hasattr(o, "shape") and hasattr(o, "dtype"):
+                norm.append(ShapeDtype(o.shape, o.dtype))
+            else:
+                raise TypeError(
+                    f"{name}: outs() must return a ShapeDtype or a tuple of them; output {i} is {o!r}"
+                )
+        outs = tuple(norm)
+        n_out = len(self._params) - n_in
+        if len(outs) != n_out:
+            raise TypeError(
+                f"{name}: the kernel has {len(self._params)} parameters "
+                f"({', '.join(p.name for p in self._params)}); the call gave {n_in} input(s), so the "
+                f"kernel expects {n_out} output(s), but outs() returned {len(outs)}"
+            )
+        for p in self._params[n_in:]:
+            if not p.is_array:
+                raise TypeError(
+                    f"{name}: kernel parameter '{p.name}' is an output (it follows the {n_in} inputs) "
+                    "and must be a ti.types.ndarray"
+                )
+        array_sigs = []
+        nbytes = 0
+        for p, s in zip(self._params, sds + list(outs)):
+            if p.is_array:
+                if s.dtype._ti_name is None:
+                    raise KernelSignatureError(
+                        f"{name}: argument '{p.name}' has dtype {s.dtype.name}, which Taichi kernels cannot take"
+                    )
+                array_sigs.append((s.dtype, len(s.shape), False))
+                nbytes += s.size * s.dtype.itemsize
+        for la in self._launchers.values():
+            la.check(array_sigs)
+        r = _Resolved()
+        r.outs = outs
+        r.single = single
+        r.templates = tuple(templates)
+        r.array_sigs = tuple(array_sigs)
+        r.nbytes = nbytes
+        r.in_sds = tuple(sds)
+        r.static = call_static
+        return r
+
+    def _spec(self, res: _Resolved, arch_kind: str, *, grad_mask=None):
+        """The compiled spec of a resolved call (reverse mode if ``grad_mask`` is given)."""
+        la = self._launcher(arch_kind)
+        sigs = res.array_sigs
+        if grad_mask is not None:
+            # grad_mask: one bool per kernel parameter (inputs then outputs)
+            sigs = []
+            ai = 0
+            for p, m in zip(self._params, grad_mask):
+                if p.is_array:
+                    d, nd, _ = res.array_sigs[ai]
+                    sigs.append((d, nd, bool(m)))
+                    ai += 1
+            sigs = tuple(sigs)
+        return la.spec(sigs, res.templates, serial=la.use_serial(res.nbytes), grad=grad_mask is not None)
+
+    # ------------------------------------------------------------------ differentiation helpers
+
+    def _diff_inputs(self, mask, what: str):
+        """Check that the inputs flagged in ``mask`` may be differentiated (Taichi autodiff)."""
+        for p, m in zip(self._params, mask):
+            if not m:
+                continue
+            if p.name in self.nondiff:
+                raise TypeError(_nondiff_msg(self, p.name, what))
+            if not p.is_array:
+                raise TypeError(
+                    f"{self.name}: {what} asks for the gradient with respect to the scalar parameter "
+                    f"'{p.name}'; Taichi autodiff gives gradients for array parameters only. Remedy: pass "
+                    f"'{p.name}' as a 1-element array parameter, or give Operator(..., jvp=...) rules"
+                )
+
+    def _check_nondiff(self, mask, what: str):
+        for p, m in zip(self._params, mask):
+            if m and p.name in self.nondiff:
+                raise TypeError(_nondiff_msg(self, p.name, what))
+
+
+# Operators by a process-unique integer (torch.compile passes it as a graph constant)
+_UIDS = itertools.count()
+_BY_UID: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# (is_compiling, traced_call) once the torch adapter is loaded: torch.compile must not trace
+# the dispatch code (caches, locks), so Operator.__call__ hands traced calls over first.
+_TRACE_HOOK: list = [None]
+
+
+def _load_torch_adapter():
+    """Load the torch adapter (torch is already imported) so that torch.compile finds its hook."""
+    import importlib
+
+    importlib.import_module("tiarray.operators._adapters.torch")
+
+
+def _dispatch(op, args, static):
+    global _dispatch
+    from ._dispatch import dispatch
+
+    _dispatch = dispatch
+    return dispatch(op, args, static)
+
+
+def _nondiff_msg(op, arg, what):
+    return (
+        f"{op.name}: {what} asks for the gradient with respect to '{arg}', which the Operator marks "
+        f"as non-differentiable (nondiff={op.nondiff!r}). Remedy: stop the gradient of '{arg}' "
+        "(jax.lax.stop_gradient / tensor.detach())"
+    )
+
+
+def _check_hashable(name, k, v):
+    try:
+        hash(v)
+    except TypeError:
+        raise TypeError(
+            f"{name}: static parameter '{k}' must be hashable (static parameters select a compiled "
+            f"specialisation), got {type(v).__name__} {v!r}; use a tuple instead of a list"
+        ) from None
+
+
+def _is_scalar_kind(kind) -> bool:
+    return kind in (_P_FLOAT, _P_INT, _P_UINT)

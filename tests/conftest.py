@@ -1,0 +1,68 @@
+"""Shared test configuration.
+
+Framework tests take the framework through a fixture (``torch``, ``jax``, ``cupy``)
+and are marked with it automatically. Each nox session selects its part with ``-m``:
+``tests-numpy`` runs ``not torch and not jax and not cupy``, ``tests-torch`` runs
+``torch and not jax``, ``tests-jax`` runs ``jax and not torch``, and ``tests-all``
+(every framework installed) runs the tests that need several frameworks at once.
+A framework fixture *fails* (it does not skip) when the framework is missing: a
+selected test must really run.
+"""
+
+import importlib.util
+import os
+
+os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
+os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile(
+    "ci",
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    derandomize=True,
+)
+settings.register_profile("dev", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "thorough", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+FRAMEWORKS = ("torch", "jax", "cupy")
+
+# Test modules written for one framework import it at the top; where the framework is
+# not installed they are not collected at all (and their marker keeps them out of other
+# sessions' selections), rather than reported as skipped.
+collect_ignore = [f"test_operator_{fw}.py" for fw in FRAMEWORKS if importlib.util.find_spec(fw) is None]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for fw in FRAMEWORKS:
+            if fw in getattr(item, "fixturenames", ()):
+                item.add_marker(getattr(pytest.mark, fw))
+
+
+@pytest.fixture(scope="session")
+def torch():
+    import torch
+
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+    return torch
+
+
+@pytest.fixture(scope="session")
+def jax():
+    import jax
+
+    return jax
+
+
+@pytest.fixture(scope="session")
+def cupy():
+    import cupy
+
+    return cupy

@@ -1,0 +1,153 @@
+"""The kernel launcher: correctness of both CPU variants, signatures, errors, threads."""
+
+import threading
+
+import numpy as np
+import pytest
+import taichi as ti
+
+import tiarray as ta
+from tiarray._launch import KernelSignatureError, Launcher, kernel_arg
+
+
+@ti.kernel
+def _axpy(
+    alpha: ti.f32, x: ti.types.ndarray(ndim=1), y: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)
+):
+    for i in x:
+        out[i] = alpha * x[i] + y[i]
+
+
+@ti.kernel
+def _scale2d(x: ti.types.ndarray(dtype=ti.f64, ndim=2), k: ti.template()):
+    for i, j in x:
+        x[i, j] = x[i, j] * k
+
+
+@ti.kernel
+def _grouped(x: ti.types.ndarray(ndim=3)):
+    for I in ti.grouped(x):
+        x[I] += I[0] * 100 + I[1] * 10 + I[2]
+
+
+@ti.kernel
+def _prefix_serial_semantics(x: ti.types.ndarray(dtype=ti.i64, ndim=1)):
+    # depends on order: only correct when the loop runs serially
+    ti.loop_config(serialize=True)
+    for i in range(1, x.shape[0]):
+        x[i] += x[i - 1]
+
+
+def test_axpy_matches_numpy_both_variants():
+    launcher = Launcher(_axpy)
+    for n in (16, 100_000):  # serial and parallel variants
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        y = np.random.default_rng(n + 1).standard_normal(n).astype(np.float32)
+        out = np.zeros(n, np.float32)
+        launcher(2.5, x, y, out)
+        np.testing.assert_allclose(out, 2.5 * x + y, rtol=1e-6)
+
+
+def test_explicit_serial_and_parallel_specs_agree():
+    launcher = Launcher(_axpy)
+    x, y = ta.asarray(np.arange(1000, dtype=np.float32)), ta.asarray(np.ones(1000, np.float32))
+    outs = []
+    for serial in (True, False):
+        out = ta.zeros(1000, dtype=ta.float32)
+        spec = launcher.spec([(ta.float32, 1, False)] * 3, (), serial=serial)
+        spec.launch([3.0, kernel_arg(x), kernel_arg(y), kernel_arg(out)])
+        outs.append(np.asarray(out).copy())
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], 3.0 * np.arange(1000) + 1)
+
+
+def test_struct_for_rewrites_in_serial_variant():
+    x = np.zeros((2, 3, 4), np.float32)
+    Launcher(_grouped)(x)
+    i, j, k = np.indices(x.shape)
+    np.testing.assert_array_equal(x, i * 100 + j * 10 + k)
+    y = np.ones((3, 4))
+    Launcher(_scale2d)(y, k=3.0)
+    np.testing.assert_array_equal(y, np.full((3, 4), 3.0))
+
+
+def test_templates_select_specialisations():
+    launcher = Launcher(_scale2d)
+    a, b = np.ones((2, 2)), np.ones((2, 2))
+    launcher(a, k=2.0)
+    launcher(b, k=5.0)
+    assert a[0, 0] == 2.0 and b[0, 0] == 5.0
+    with pytest.raises(TypeError, match="static"):
+        launcher(a)
+
+
+def test_user_serialised_loop_is_kept():
+    x = np.ones(50_000, np.int64)
+    Launcher(_prefix_serial_semantics)(x)
+    np.testing.assert_array_equal(x, np.arange(1, 50_001))
+
+
+def test_signature_errors_name_the_argument():
+    launcher = Launcher(_scale2d)
+    with pytest.raises(KernelSignatureError, match="argument 'x' must have dtype f64"):
+        launcher(np.ones((2, 2), np.float32), k=1.0)
+    with pytest.raises(KernelSignatureError, match="argument 'x' must have ndim=2"):
+        launcher(np.ones(3), k=1.0)
+    with pytest.raises(TypeError, match="positional"):
+        Launcher(_axpy)(1.0, np.ones(2, np.float32))
+
+
+def test_non_contiguous_arrays_are_written_back():
+    base = np.ones((4, 6))
+    view = base[:, ::2]  # not contiguous
+    Launcher(_scale2d)(view, k=4.0)
+    np.testing.assert_array_equal(base[:, ::2], 4.0)
+    np.testing.assert_array_equal(base[:, 1::2], 1.0)
+
+
+def test_arrays_from_torch_and_jax(torch, jax):
+    x = torch.arange(8, dtype=torch.float32)
+    y = ta.asarray(jax.numpy.ones(8, dtype=jax.numpy.float32))  # read-only input is fine
+    out = torch.zeros(8)
+    Launcher(_axpy)(2.0, x, y, out)
+    assert torch.equal(out, 2 * torch.arange(8, dtype=torch.float32) + 1)
+
+
+def test_concurrent_launches_from_threads():
+    launcher = Launcher(_axpy)
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(50):
+            n = int(rng.integers(1, 5000))
+            x = rng.standard_normal(n).astype(np.float32)
+            y = rng.standard_normal(n).astype(np.float32)
+            out = np.zeros(n, np.float32)
+            launcher(1.5, x, y, out)
+            if not np.allclose(out, 1.5 * x + y, rtol=1e-6):
+                errors.append(seed)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_complex_arrays_are_real_pairs():
+    @ti.kernel
+    def conj_(z: ti.types.ndarray(dtype=ti.f64, ndim=2)):
+        for i in range(z.shape[0]):
+            z[i, 1] = -z[i, 1]
+
+    z = np.array([1 + 2j, 3 - 4j])
+    Launcher(conj_)(z)
+    np.testing.assert_array_equal(z, np.array([1 - 2j, 3 + 4j]))
+
+
+def test_bfloat16_cannot_be_passed():
+    t = ta.zeros(4, dtype=ta.bfloat16)
+    with pytest.raises(KernelSignatureError, match="bfloat16"):
+        Launcher(_axpy)(1.0, t, t, t)

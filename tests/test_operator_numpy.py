@@ -1,0 +1,267 @@
+"""Operators called on NumPy arrays and TiArrays (no framework needed)."""
+
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from _operator_cases import (
+    affine,
+    affine_ref,
+    axpy,
+    axpy_ref,
+    gather,
+    mv,
+    mv_ref,
+    poly,
+    poly_ref,
+    split,
+    split_ref,
+    tile,
+    typed,
+)
+
+import tiarray as ta
+
+rng = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("n", [1, 16, 1000, 70000])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_axpy_forward(n, dtype):
+    x = rng.standard_normal(n).astype(dtype)
+    y = rng.standard_normal(n).astype(dtype)
+    out = axpy(2.5, x, y)
+    assert type(out) is np.ndarray and out.dtype == dtype and out.shape == (n,)
+    np.testing.assert_allclose(out, axpy_ref(2.5, x, y), rtol=1e-6)
+
+
+def test_scalar_forms():
+    x = rng.standard_normal(8).astype(np.float32)
+    y = rng.standard_normal(8).astype(np.float32)
+    for alpha in (3, 3.0, np.float32(3), np.float64(3), np.array(3.0)):
+        np.testing.assert_allclose(axpy(alpha, x, y), axpy_ref(3.0, x, y), rtol=1e-6)
+
+
+def test_inputs_are_not_modified_and_outputs_are_new():
+    x = rng.standard_normal(16).astype(np.float32)
+    y = rng.standard_normal(16).astype(np.float32)
+    x0, y0 = x.copy(), y.copy()
+    a = axpy(1.0, x, y)
+    b = axpy(1.0, x, y)
+    assert not np.shares_memory(a, b)
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_non_contiguous_and_readonly_inputs():
+    base = rng.standard_normal(64).astype(np.float32)
+    x = base[::2]
+    y = base[1::2].copy()
+    y.flags.writeable = False
+    np.testing.assert_allclose(axpy(2.0, x, y), axpy_ref(2.0, x, y), rtol=1e-6)
+    # two strided inputs: both temporary copies must live until the launch
+    big = rng.standard_normal((3, 64)).astype(np.float32)
+    np.testing.assert_allclose(axpy(2.0, big[0, ::4], big[2, ::4]), axpy_ref(2.0, big[0, ::4], big[2, ::4]))
+    t = ta.asarray(big)
+    np.testing.assert_allclose(
+        np.asarray(axpy(2.0, t[0, ::4], t[2, ::4])), axpy_ref(2.0, big[0, ::4], big[2, ::4])
+    )
+
+
+def test_poly_float64():
+    x = rng.standard_normal(33)
+    y = rng.standard_normal(33)
+    np.testing.assert_allclose(poly(0.5, x, y), poly_ref(0.5, x, y), rtol=1e-12)
+
+
+def test_static_specialisation():
+    x = rng.standard_normal(10).astype(np.float32)
+    np.testing.assert_allclose(affine(x, mode="scale"), affine_ref(x, "scale"))
+    np.testing.assert_allclose(affine(x, mode="shift"), affine_ref(x, "shift"))
+    la = affine._launcher("cpu")
+    assert len({k[1] for k in la._specs}) == 2  # two template values, two specialisations
+
+
+def test_static_used_only_by_outs():
+    x = np.arange(4, dtype=np.float64)
+    np.testing.assert_array_equal(tile(x, reps=3), np.tile(x, 3))
+    np.testing.assert_array_equal(tile(x, reps=1), x)
+
+
+def test_static_default_and_override():
+    A = rng.standard_normal((5, 3))
+    v = rng.standard_normal(3)
+    w = rng.standard_normal(5)
+    np.testing.assert_allclose(mv(A, v), mv_ref(A, v), rtol=1e-12)
+    np.testing.assert_allclose(mv(A, w, transpose=True), mv_ref(A, w, True), rtol=1e-12)
+
+
+def test_multiple_outputs():
+    x = rng.standard_normal(7)
+    a, b = split(x)
+    ra, rb = split_ref(x)
+    np.testing.assert_allclose(a, ra)
+    np.testing.assert_allclose(b, rb)
+
+
+def test_integer_input():
+    w = rng.standard_normal(10).astype(np.float32)
+    idx = np.array([3, 3, 0, 9], dtype=np.int32)
+    np.testing.assert_array_equal(gather(w, idx), w[idx])
+
+
+def test_tiarray_in_tiarray_out():
+    x = ta.asarray(rng.standard_normal(16).astype(np.float32))
+    y = ta.asarray(rng.standard_normal(16).astype(np.float32))
+    out = axpy(2.0, x, y)
+    assert isinstance(out, ta.TiArray) and out.dtype == ta.float32
+    np.testing.assert_allclose(np.asarray(out), axpy_ref(2.0, np.asarray(x), np.asarray(y)), rtol=1e-6)
+    a, b = split(ta.asarray(np.arange(3.0)))
+    assert isinstance(a, ta.TiArray) and isinstance(b, ta.TiArray)
+    np.testing.assert_array_equal(np.asarray(b), np.arange(3.0) ** 2)
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_error_mixed_frameworks():
+    x = np.ones(4, np.float32)
+    with pytest.raises(TypeError, match=r"t_axpy.*two frameworks.*(numpy.*tiarray|tiarray.*numpy)"):
+        axpy(1.0, x, ta.asarray(x))
+
+
+def test_error_dtype_annotation():
+    with pytest.raises(ta.KernelSignatureError, match=r"t_typed.*'x'.*f32.*f64"):
+        typed(np.ones((2, 2)))
+
+
+def test_error_ndim_annotation():
+    with pytest.raises(ta.KernelSignatureError, match=r"t_typed.*'x'.*ndim=2.*got 1"):
+        typed(np.ones(3, np.float32))
+
+
+def test_error_scalar_for_array_and_array_for_scalar():
+    x = np.ones(4, np.float32)
+    with pytest.raises(TypeError, match=r"t_axpy.*'x' must be an array"):
+        axpy(1.0, 2.0, x)
+    with pytest.raises(TypeError, match=r"t_axpy.*'alpha' is a scalar parameter"):
+        axpy(x, x, x)
+
+
+def test_error_arg_count():
+    x = np.ones(4, np.float32)
+    with pytest.raises(TypeError, match=r"t_axpy: outs\(\) failed for a call with 2 input\(s\)"):
+        axpy(1.0, x)
+    with pytest.raises(TypeError, match=r"t_two.*expects 1 output\(s\), but outs\(\) returned 2"):
+        ta.Operator("t_two", kernel=tile.kernels["cpu"], outs=lambda x: (x, x))(x)
+
+
+def test_error_unhashable_static():
+    x = np.ones(4)
+    with pytest.raises(TypeError, match=r"t_tile.*static parameter 'reps' must be hashable.*list"):
+        tile(x, reps=[1, 2])
+
+
+def test_error_input_given_by_keyword():
+    x = np.ones(3, np.float32)
+    with pytest.raises(
+        TypeError, match=r"t_axpy: 'y' is an input or output of the kernel: pass inputs positionally"
+    ):
+        axpy(1.0, x, y=x)
+
+
+def test_error_missing_template():
+    with pytest.raises(TypeError, match=r"t_affine.*missing static parameter 'mode'"):
+        affine(np.ones(3))
+
+
+def test_error_bad_construction():
+    with pytest.raises(TypeError, match="outs"):
+        ta.Operator("bad", kernel=affine.kernels["cpu"], outs=None)
+    with pytest.raises(TypeError, match="linear"):
+        ta.Operator("bad", kernel=affine.kernels["cpu"], outs=lambda x: x, transpose=lambda *a: a)
+    with pytest.raises(TypeError, match="'nondiff' names 'nope'"):
+        ta.Operator("bad", kernel=affine.kernels["cpu"], outs=lambda x: x, nondiff=("nope",))
+
+
+def test_shape_dtype():
+    s = ta.ShapeDtype([2, 3], np.float32)
+    assert s.shape == (2, 3) and s.dtype is ta.float32 and s.ndim == 2 and s.size == 6
+    assert s == ta.ShapeDtype((2, 3), "float32")
+    with pytest.raises(TypeError, match="ShapeDtype"):
+        ta.ShapeDtype((2,), "no-such-dtype")
+
+
+# ----------------------------------------------------------------------------- threads
+
+
+def test_thread_safety_numpy():
+    errors = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        try:
+            for _ in range(200):
+                n = int(r.integers(1, 50))
+                x = r.standard_normal(n).astype(np.float32)
+                y = r.standard_normal(n).astype(np.float32)
+                np.testing.assert_allclose(axpy(1.5, x, y), axpy_ref(1.5, x, y), rtol=1e-6)
+                m = "scale" if seed % 2 else "shift"
+                np.testing.assert_allclose(affine(x, mode=m), affine_ref(x, m), rtol=1e-6)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+
+
+def test_import_and_numpy_call_import_no_framework(tmp_path):
+    code = (
+        "import sys, numpy as np, taichi as ti, tiarray, tiarray.operators\n"
+        "@ti.kernel\n"
+        "def k(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):\n"
+        "    for i in x:\n"
+        "        out[i] = x[i] * 2\n"
+        "op = tiarray.Operator('double', kernel=k, outs=lambda x: tiarray.ShapeDtype(x.shape, x.dtype))\n"
+        "assert (op(np.arange(3.0)) == [0, 2, 4]).all()\n"
+        "bad = [m for m in ('torch', 'jax', 'cupy') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+        "print('ok')\n"
+    )
+    script = tmp_path / "no_framework.py"  # Taichi reads kernel source from a file
+    script.write_text(code)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().endswith("ok")
+
+
+def test_taichi_ndarray_inputs_give_tiarrays():
+    import taichi as ti
+
+    x = ti.ndarray(ti.f32, 5)
+    x.from_numpy(np.arange(5, dtype=np.float32))
+    out = affine(x, mode="scale")
+    assert isinstance(out, ta.TiArray)
+    np.testing.assert_array_equal(np.asarray(out), 2 * np.arange(5, dtype=np.float32))
+
+
+def test_kernels_per_arch():
+    from _operator_cases import _affine
+
+    op = ta.Operator(
+        "t_cpu_only", kernels={"cpu": _affine}, outs=lambda x, mode: ta.ShapeDtype(x.shape, x.dtype)
+    )
+    np.testing.assert_array_equal(op(np.ones(3), mode="scale"), 2 * np.ones(3))
+    gpu_only = ta.Operator(
+        "t_gpu_only", kernels={"cuda": _affine}, outs=lambda x, mode: ta.ShapeDtype(x.shape, x.dtype)
+    )
+    with pytest.raises(RuntimeError, match=r"t_gpu_only: no kernel for Taichi arch 'cpu'"):
+        gpu_only(np.ones(3), mode="scale")
+    with pytest.raises(TypeError, match="keys 'cpu' and/or 'cuda'"):
+        ta.Operator("bad", kernels={"metal": _affine}, outs=lambda x: x)

@@ -1,0 +1,242 @@
+"""Operators as torch custom ops: eager, autograd, opcheck, gradcheck, torch.compile."""
+
+import threading
+
+import numpy as np
+import pytest
+import torch  # noqa: E402  (conftest ignores this file where torch is not installed)
+from _operator_cases import (  # noqa: E402
+    affine,
+    affine_ref,
+    axpy,
+    axpy_ref,
+    cube,
+    fd_grad,
+    gather,
+    masked,
+    mv,
+    mv_ref,
+    poly,
+    poly_ref,
+    split,
+    split_ref,
+    tile,
+    typed,
+)
+
+import tiarray as ta  # noqa: E402
+
+pytestmark = pytest.mark.torch
+rng = np.random.default_rng(2)
+
+
+def _t(a, **kw):
+    return torch.from_numpy(np.ascontiguousarray(a)).clone().requires_grad_(kw.get("grad", False))
+
+
+def test_forward_type_device_dtype():
+    x, y = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    out = axpy(2.0, torch.from_numpy(x), torch.from_numpy(y))
+    assert type(out) is torch.Tensor and out.dtype == torch.float32 and out.device.type == "cpu"
+    np.testing.assert_allclose(out.numpy(), axpy_ref(2.0, x, y), rtol=1e-6)
+    # 0-d tensor scalar, non-contiguous input
+    base = torch.from_numpy(rng.standard_normal(32).astype(np.float32))
+    out = axpy(torch.tensor(3.0), base[::2], base[1::2])
+    np.testing.assert_allclose(out.numpy(), axpy_ref(3.0, base[::2].numpy(), base[1::2].numpy()), rtol=1e-6)
+
+
+def test_custom_op_path_equals_direct_path():
+    x, y = _t(rng.standard_normal(9)), _t(rng.standard_normal(9))
+    direct = poly(0.5, x, y)
+    via_op = torch.ops.tiarray.t_poly(torch.tensor(0.5, dtype=torch.float64), x, y, "()")
+    assert isinstance(via_op, list) and len(via_op) == 1
+    torch.testing.assert_close(direct, via_op[0])
+    np.testing.assert_allclose(direct.numpy(), poly_ref(0.5, x.numpy(), y.numpy()), rtol=1e-12)
+
+
+def test_static_and_multiple_outputs():
+    x = _t(rng.standard_normal(5))
+    torch.testing.assert_close(affine(x, mode="scale"), torch.from_numpy(affine_ref(x.numpy(), "scale")))
+    torch.testing.assert_close(affine(x, mode="shift"), torch.from_numpy(affine_ref(x.numpy(), "shift")))
+    torch.testing.assert_close(tile(x, reps=2), x.repeat(2))
+    a, b = split(x)
+    ra, rb = split_ref(x.numpy())
+    np.testing.assert_allclose(a.numpy(), ra)
+    np.testing.assert_allclose(b.numpy(), rb)
+
+
+def test_opcheck():
+    from torch.library import opcheck
+
+    x, y = _t(rng.standard_normal(6), grad=True), _t(rng.standard_normal(6), grad=True)
+    a = torch.tensor(0.5, dtype=torch.float64)
+    poly(0.5, x, y)  # defines the op
+    opcheck(torch.ops.tiarray.t_poly.default, (a, x, y, "()"))
+    split(x)
+    opcheck(torch.ops.tiarray.t_split.default, (x, "()"))
+    affine(x.detach(), mode="scale")
+    opcheck(torch.ops.tiarray.t_affine.default, (x, "(('mode', 'scale'),)"))
+    A = _t(rng.standard_normal((3, 6)), grad=True)
+    mv(A, x)
+    opcheck(torch.ops.tiarray.t_mv.default, (A, x, "()"))
+
+
+def test_gradcheck_taichi_autodiff():
+    x, y = _t(rng.standard_normal(6), grad=True), _t(rng.standard_normal(6), grad=True)
+    assert torch.autograd.gradcheck(lambda x, y: poly(0.5, x, y), (x, y))
+    assert torch.autograd.gradcheck(lambda x: split(x), (x,))
+    w = _t(rng.standard_normal(5), grad=True)
+    idx = torch.tensor([0, 4, 4, 2], dtype=torch.int32)
+    assert torch.autograd.gradcheck(lambda w: gather(w, idx), (w,))
+
+
+def test_taichi_autodiff_vs_finite_differences():
+    x0, y0 = rng.standard_normal(7), rng.standard_normal(7)
+    x, y = _t(x0, grad=True), _t(y0, grad=True)
+    (poly(0.7, x, y) ** 2).sum().backward()
+    np.testing.assert_allclose(
+        x.grad.numpy(), fd_grad(lambda v: np.sum(poly_ref(0.7, v, y0) ** 2), x0), rtol=1e-6, atol=1e-8
+    )
+    np.testing.assert_allclose(
+        y.grad.numpy(), fd_grad(lambda v: np.sum(poly_ref(0.7, x0, v) ** 2), y0), rtol=1e-6, atol=1e-8
+    )
+
+
+def test_gradcheck_rules():
+    A = _t(rng.standard_normal((4, 3)), grad=True)
+    v = _t(rng.standard_normal(3), grad=True)
+    w = _t(rng.standard_normal(4), grad=True)
+    assert torch.autograd.gradcheck(lambda A, v: mv(A, v), (A, v))
+    assert torch.autograd.gradcheck(lambda A, w: mv(A, w, transpose=True), (A, w))
+    assert torch.autograd.gradgradcheck(lambda A, v: mv(A, v), (A, v))
+    x = _t(rng.standard_normal(5), grad=True)
+    assert torch.autograd.gradcheck(cube, (x,))
+    np.testing.assert_allclose(mv(A, v).detach().numpy(), mv_ref(A.detach().numpy(), v.detach().numpy()))
+
+
+def test_torch_compile_fullgraph_forward_and_backward():
+    torch._dynamo.reset()
+
+    @torch.compile(fullgraph=True)
+    def f(x, y):
+        return (poly(2.0, x, y) * 2).sum() + affine(x, mode="scale").sum() + affine(y, mode="shift").sum()
+
+    x0, y0 = rng.standard_normal(8), rng.standard_normal(8)
+    x, y = _t(x0, grad=True), _t(y0, grad=True)
+    loss = f(x, y)
+    ref = (poly_ref(2.0, x0, y0) * 2).sum() + (2 * x0).sum() + (y0 + 1).sum()
+    np.testing.assert_allclose(loss.item(), ref, rtol=1e-12)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 8 * x0 + 2, rtol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), 2 * np.cos(y0) + 1, rtol=1e-12)
+
+
+def test_torch_compile_static_specialisation():
+    torch._dynamo.reset()
+
+    @torch.compile(fullgraph=True)
+    def g(x, mode):
+        return affine(x, mode=mode)
+
+    x = _t(rng.standard_normal(4))
+    torch.testing.assert_close(g(x, "scale"), 2 * x)
+    torch.testing.assert_close(g(x, "shift"), x + 1)
+    torch.testing.assert_close(g(x, "scale"), 2 * x)
+
+
+def test_inference_mode_and_no_grad():
+    x, y = _t(rng.standard_normal(4), grad=True), _t(rng.standard_normal(4))
+    with torch.no_grad():
+        out = poly(1.0, x, y)
+    assert not out.requires_grad
+    with torch.inference_mode():
+        out = poly(1.0, x.detach(), y)
+    np.testing.assert_allclose(out.numpy(), poly_ref(1.0, x.detach().numpy(), y.numpy()))
+
+
+def test_errors():
+    x = torch.ones(3)
+    with pytest.raises(TypeError, match=r"t_axpy.*two frameworks.*(torch.*numpy|numpy.*torch)"):
+        axpy(1.0, x, np.ones(3, np.float32))
+    with pytest.raises(ta.KernelSignatureError, match=r"t_typed.*'x'.*f32.*f64"):
+        typed(torch.ones((2, 2), dtype=torch.float64))
+    with pytest.raises(TypeError, match=r"t_masked.*'spikes'.*non-differentiable"):
+        masked(x, torch.ones(3, requires_grad=True))
+    with pytest.raises(TypeError, match=r"t_poly.*scalar parameter 'alpha'.*Remedy"):
+        poly(torch.tensor(1.0, dtype=torch.float64, requires_grad=True), x.double(), x.double())
+    with pytest.raises(TypeError, match=r"t_axpy.*'x' must be a tensor"):
+        axpy(1.0, 2.0, x)
+
+
+def test_second_order_taichi_autodiff_raises():
+    x = _t(rng.standard_normal(3), grad=True)
+    (g,) = torch.autograd.grad(poly(1.0, x, x).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match=r"t_poly: second-order differentiation"):
+        g.sum().backward()
+
+
+def test_thread_safety():
+    errors = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        try:
+            for _ in range(100):
+                x = torch.from_numpy(r.standard_normal(20))
+                y = torch.from_numpy(r.standard_normal(20))
+                np.testing.assert_allclose(poly(1.5, x, y).numpy(), poly_ref(1.5, x.numpy(), y.numpy()))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("torch_first", [True, False])
+def test_torch_compile_first_call_in_a_fresh_process(tmp_path, torch_first):
+    """The first call of an Operator may be inside torch.compile(fullgraph=True)."""
+    import subprocess
+    import sys
+
+    imports = (
+        "import torch\nimport tiarray as ta\n" if torch_first else "import tiarray as ta\nimport torch\n"
+    )
+    code = imports + (
+        "import taichi as ti\n"
+        "@ti.kernel\n"
+        "def k(a: ti.f32, x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):\n"
+        "    for i in x:\n"
+        "        out[i] = a * x[i] * x[i]\n"
+        "op = ta.Operator('fresh', kernel=k, outs=lambda a, x: ta.ShapeDtype(x.shape, x.dtype))\n"
+        "f = torch.compile(lambda x: op(3.0, x).sum(), fullgraph=True)\n"
+        "x = torch.arange(4.0, requires_grad=True)\n"
+        "l = f(x)\n"
+        "l.backward()\n"
+        "assert l.item() == 3 * (0 + 1 + 4 + 9), l\n"
+        "assert torch.equal(x.grad, 6 * torch.arange(4.0)), x.grad\n"
+        "print('ok')\n"
+    )
+    script = tmp_path / "fresh.py"
+    script.write_text(code)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip().endswith("ok")
+
+
+def test_custom_op_autograd_route_matches_eager_route():
+    x0, y0 = rng.standard_normal(6), rng.standard_normal(6)
+    a = torch.tensor(0.3, dtype=torch.float64)
+    x1, y1 = _t(x0, grad=True), _t(y0, grad=True)
+    (poly(0.3, x1, y1) ** 2).sum().backward()  # eager autograd.Function route
+    x2, y2 = _t(x0, grad=True), _t(y0, grad=True)
+    (torch.ops.tiarray.t_poly(a, x2, y2, "()")[0] ** 2).sum().backward()  # custom-op route
+    torch.testing.assert_close(x1.grad, x2.grad)
+    torch.testing.assert_close(y1.grad, y2.grad)
+    x3 = _t(x0, grad=True)
+    (g,) = torch.autograd.grad(torch.ops.tiarray.t_poly(a, x3, x3, "()")[0].sum(), x3, create_graph=True)
+    with pytest.raises(RuntimeError, match=r"t_poly: second-order differentiation"):
+        g.sum().backward()

@@ -1,0 +1,96 @@
+"""Runtime behaviour that needs a fresh interpreter: lazy init, respect of the user's
+ti.init, no banner, and framework detection that never imports a framework."""
+
+import subprocess
+import sys
+import textwrap
+
+
+def run(code: str) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TI_OFFLINE_CACHE_FILE_PATH": "/tmp/ticache-tests"}
+    import os
+
+    for k in ("PYTHONPATH", "VIRTUAL_ENV", "TI_OFFLINE_CACHE_FILE_PATH"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300, env=env
+    )
+
+
+def test_no_framework_is_imported():
+    r = run(
+        """
+        import sys, numpy as np
+        import tiarray as ta, tiarray.operators
+        t = ta.asarray(np.arange(4.0))
+        np.from_dlpack(t); ta.zeros(3) ; t[1:]
+        bad = [m for m in ("torch", "jax", "jaxlib", "cupy", "tensorflow") if m in sys.modules]
+        print("IMPORTED", bad)
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert "IMPORTED []" in r.stdout
+
+
+def test_quiet_lazy_init():
+    r = run(
+        """
+        import tiarray as ta
+        print("BEFORE", ta.is_initialized())
+        ta.zeros(3)
+        print("AFTER", ta.is_initialized())
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["BEFORE", "False", "AFTER", "True"], r.stdout
+    assert "[Taichi]" not in r.stdout + r.stderr
+
+
+def test_user_ti_init_is_respected():
+    r = run(
+        """
+        import taichi as ti
+        ti.init(arch=ti.cpu, default_fp=ti.f64, cpu_max_num_threads=1)
+        from taichi.lang import impl
+        prog = impl.get_runtime().prog
+        import tiarray as ta
+        ta.ones(3)
+        assert impl.get_runtime().prog is prog, "tiarray re-initialised Taichi"
+        assert impl.current_cfg().default_fp == ti.f64
+        try:
+            ta.init()
+        except RuntimeError as e:
+            print("REFUSED", "already initialised" in str(e))
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert "REFUSED True" in r.stdout
+
+
+def test_reinit_by_user_is_survived():
+    # ti.reset()/ti.init() invalidates compiled kernels: the launcher recompiles.
+    r = run(
+        """
+        import numpy as np, taichi as ti, tiarray as ta
+        a = ta.full(4, 2.0)
+        ti.reset(); ti.init(arch=ti.cpu)
+        b = ta.full(4, 3.0)
+        print("OK", np.asarray(a).tolist(), np.asarray(b).tolist())
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert "OK [2.0, 2.0, 2.0, 2.0] [3.0, 3.0, 3.0, 3.0]" in r.stdout
+
+
+def test_taichi_init_does_not_flush_subnormals_for_numpy():
+    # ti.init sets flush-to-zero on the calling thread; tiarray restores the FP state.
+    r = run(
+        """
+        import numpy as np, tiarray as ta
+        ta.zeros(2)
+        print("SUBNORMAL", (np.array([1e-310]) + 0.0)[0] != 0.0, (np.array([5e-324]) * 1.0)[0] != 0.0)
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert "SUBNORMAL True True" in r.stdout

@@ -1,0 +1,1039 @@
+"""Reductions over any set of axes: sum, prod, max, min, all, any, count, sum of squares;
+and argmax/argmin.
+
+The reduced axes are moved last *conceptually*: the input is described as an outer
+walk over the kept axes (in C order, giving a C-contiguous output) and an inner walk over
+the reduced axes (negative strides flipped, sorted by stride), both as (shape, strides)
+in a meta array, without copying. Each walk is collapsed, so contiguous data is one axis.
+
+:func:`_reduce` runs a parallel loop over *tasks* ``(output, chunk)``: with many outputs a
+task reduces one whole output; with few outputs (e.g. a full reduction) each output is
+split into chunks reduced in parallel into a partials array, which a second loop of the
+same launch combines. A task walks *runs* along the last inner axis; a contiguous run
+uses the loop variable itself as the array index, the only form in which LLVM sees
+consecutive loads and vectorises (Taichi's 32-bit index arithmetic carries no no-wrap
+flags). :func:`_reduce_cols` handles outputs that are adjacent in memory (a reduction
+over leading axes), keeping 16 accumulators in registers per task.
+
+Floating-point details, independent of the program's ``fast_math`` setting (each
+specialisation is compiled with fast math on or off explicitly, :func:`get_spec`):
+
+- sums and products are compiled with fast math (LLVM may reassociate, so it vectorises);
+  ``float32``/``float16`` data accumulates in ``float64`` through a multiplication by a
+  runtime ``one`` (without it LLVM narrows the accumulation back to single precision);
+  ``float64`` sums are pairwise: blocks of 512 combined through a binary counter;
+- max/min compare monotone unsigned *keys* of the float bits, with NaN mapped to the
+  extreme key: NaN propagates, and integer max/min vectorise without fast math;
+- non-zero tests (all, any, count) look at the bits: Taichi compiles ``!=`` as an ordered
+  comparison (``nan != 0`` is False) and folds ``v != v`` under fast math.
+
+Complex data is read as (re, im) pairs. Plans (specialisation, meta array, launch
+geometry) are cached by the arguments' metadata.
+"""
+
+import contextlib
+import math
+
+import numpy as np
+import taichi as ti
+
+from .. import _dtypes, _launch, _runtime
+from .._array_object import TiArray
+from .._launch import Launcher
+from .._views import collapse, real_view
+from ._strided import meta_arg, meta_array, span_arg
+
+# operations (template values)
+SUM, PROD, MAX, MIN, ALL, ANY, COUNT, SQDEV = range(8)
+# post-processing of the final value
+POST_NONE, POST_DIV, POST_SQRT = range(3)
+
+_LEVELS = 32  # pairwise levels: 2**32 blocks, more than an ndarray can hold
+_BLOCK = 512  # elements per block of a pairwise sum
+
+
+# ----------------------------------------------------------------------------- float keys
+
+
+@ti.func
+def float_key(v, key_t: ti.template()):
+    """An unsigned integer whose order is the order of the float ``v`` (NaN excluded).
+
+    ``key_t`` is ``ti.u32`` for ``float32`` values and ``ti.u64`` for ``float64``.
+    Negative floats have all bits flipped, positive ones only the sign bit.
+    """
+    if ti.static(key_t == ti.u32):
+        b = ti.bit_cast(v, ti.u32)
+        m = ti.cast(ti.bit_cast(b, ti.i32) >> 31, ti.u32) | ti.u32(0x80000000)
+        return b ^ m
+    else:
+        b = ti.bit_cast(v, ti.u64)
+        m = ti.cast(ti.bit_cast(b, ti.i64) >> 63, ti.u64) | ti.u64(0x8000000000000000)
+        return b ^ m
+
+
+@ti.func
+def key_float(k, key_t: ti.template()):
+    """The float of a key made by :func:`float_key`."""
+    if ti.static(key_t == ti.u32):
+        m = ti.cast(ti.bit_cast(~k, ti.i32) >> 31, ti.u32) | ti.u32(0x80000000)
+        return ti.bit_cast(k ^ m, ti.f32)
+    else:
+        m = ti.cast(ti.bit_cast(~k, ti.i64) >> 63, ti.u64) | ti.u64(0x8000000000000000)
+        return ti.bit_cast(k ^ m, ti.f64)
+
+
+@ti.func
+def is_nan(v, key_t: ti.template()):
+    """NaN test on the bits (robust to Taichi's fast-math folding of ``v != v``)."""
+    r = False
+    if ti.static(key_t == ti.u32):
+        r = (ti.bit_cast(v, ti.u32) & ti.u32(0x7FFFFFFF)) > ti.u32(0x7F800000)
+    else:
+        r = (ti.bit_cast(v, ti.u64) & ti.u64(0x7FFFFFFFFFFFFFFF)) > ti.u64(0x7FF0000000000000)
+    return r
+
+
+# ----------------------------------------------------------------------------- the kernel
+
+
+@ti.func
+def _walk_offset(meta: ti.template(), base, pos, ndi, ish):
+    """Offset of inner flat position ``pos``, without its last-axis part, and its index
+    along the last inner axis."""
+    L = meta[ish + ndi - 1]
+    j = pos % L
+    q = pos // L
+    off = base
+    for kk in range(ndi - 1):
+        d = ndi - 2 - kk
+        sh = meta[ish + d]
+        off += (q % sh) * meta[ish + ndi + d]
+        q = q // sh
+    return off, j
+
+
+@ti.func
+def _value(
+    x: ti.template(),
+    i,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    widen: ti.template(),
+    one,
+):
+    """Element ``x[i]`` as the accumulator sees it (a float key for float max/min; a
+    widened value for sums, multiplied by the runtime ``one`` so that LLVM cannot narrow
+    the wide accumulation back to the input precision)."""
+    r = ti.cast(0, acc_t)
+    if ti.static(fkey):
+        v = ti.cast(x[i], val_t)
+        k = float_key(v, key_t)
+        nan_key = ti.cast(0, key_t)
+        if ti.static(op == MAX):
+            nan_key = ~nan_key
+        r = ti.select(is_nan(v, key_t), nan_key, k)
+    elif ti.static(widen):
+        r = ti.cast(x[i], acc_t) * one
+    else:
+        r = ti.cast(x[i], acc_t)
+    return r
+
+
+@ti.func
+def _step(op: ti.template(), acc_t: ti.template(), a, v, mu):
+    """One step of a real reduction (for ALL/ANY/COUNT, ``v`` is 1 for a non-zero element)."""
+    r = a
+    if ti.static(op == SUM):
+        r = a + v
+    elif ti.static(op == PROD):
+        r = a * v
+    elif ti.static(op == MAX):
+        r = ti.max(a, v)
+    elif ti.static(op == MIN):
+        r = ti.min(a, v)
+    elif ti.static(op == ALL):
+        r = a & v
+    elif ti.static(op == ANY):
+        r = a | v
+    elif ti.static(op == COUNT):
+        r = a + v
+    elif ti.static(op == SQDEV):
+        d = v - mu
+        r = a + d * d
+    return r
+
+
+@ti.func
+def nonzero_bits(v, xbits: ti.template()):
+    """Whether ``v`` is non-zero. For floats (``xbits`` 16/32/64) the test is on the bits:
+    Taichi compiles ``!=`` as an ordered comparison, which is False for NaN."""
+    r = False
+    if ti.static(xbits == 0):
+        r = v != 0
+    elif ti.static(xbits == 16):
+        r = (ti.bit_cast(v, ti.u16) & ti.u16(0x7FFF)) != ti.u16(0)
+    elif ti.static(xbits == 32):
+        r = (ti.bit_cast(v, ti.u32) & ti.u32(0x7FFFFFFF)) != ti.u32(0)
+    else:
+        r = (ti.bit_cast(v, ti.u64) & ti.u64(0x7FFFFFFFFFFFFFFF)) != ti.u64(0)
+    return r
+
+
+@ti.func
+def _nonzero(x: ti.template(), i, cplx: ti.template(), acc_t: ti.template(), xbits: ti.template()):
+    nz = nonzero_bits(x[i], xbits)
+    if ti.static(cplx):
+        nz = nz or nonzero_bits(x[i + 1], xbits)
+    return ti.cast(nz, acc_t)
+
+
+@ti.func
+def _run_real(
+    x: ti.template(),
+    lo,
+    s,
+    cnt,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    widen: ti.template(),
+    one,
+    mu,
+    init,
+    xbits: ti.template(),
+):
+    """Reduce ``cnt`` elements ``x[lo + k * s]`` into ``init`` (real data)."""
+    a = init
+    if s == 1:
+        # the loop variable is the index: LLVM sees consecutive loads and vectorises
+        for i in range(lo, lo + cnt):
+            if ti.static(op == ALL or op == ANY or op == COUNT):
+                a = _step(op, acc_t, a, _nonzero(x, i, False, acc_t, xbits), mu)
+            else:
+                a = _step(op, acc_t, a, _value(x, i, op, acc_t, val_t, key_t, fkey, widen, one), mu)
+    else:
+        for k in range(cnt):
+            i = lo + k * s
+            if ti.static(op == ALL or op == ANY or op == COUNT):
+                a = _step(op, acc_t, a, _nonzero(x, i, False, acc_t, xbits), mu)
+            else:
+                a = _step(op, acc_t, a, _value(x, i, op, acc_t, val_t, key_t, fkey, widen, one), mu)
+    return a
+
+
+@ti.func
+def _run_complex(
+    x: ti.template(), lo, s, cnt, op: ti.template(), acc_t: ti.template(), one, ar, ai, xbits: ti.template()
+):
+    """Reduce ``cnt`` complex elements (pairs at ``lo + k * s``) into ``(ar, ai)``."""
+    for k in range(cnt):
+        i = lo + k * s
+        if ti.static(op == SUM):
+            ar += ti.cast(x[i], acc_t) * one
+            ai += ti.cast(x[i + 1], acc_t) * one
+        elif ti.static(op == PROD):
+            vr = ti.cast(x[i], acc_t)
+            vi = ti.cast(x[i + 1], acc_t)
+            ar, ai = ar * vr - ai * vi, ar * vi + ai * vr
+        else:
+            ar = _step(op, acc_t, ar, _nonzero(x, i, True, acc_t, xbits), ar)
+    return ar, ai
+
+
+@ti.func
+def _task(
+    x: ti.template(),
+    aux: ti.template(),
+    meta: ti.template(),
+    t,
+    n_chunks,
+    chunk,
+    m,
+    one,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    cplx: ti.template(),
+    pairwise: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    widen: ti.template(),
+    xbits: ti.template(),
+):
+    """The accumulator ``(re, im)`` of task ``t``: chunk ``t % n_chunks`` of output
+    ``t // n_chunks``."""
+    o = t // n_chunks
+    c = t - o * n_chunks
+    ndo = ti.cast(meta[1], ti.i32)
+    ndi = ti.cast(meta[2], ti.i32)
+    ish = 3 + 2 * ndo
+    base = meta[0]
+    rem = ti.cast(o, ti.i64)
+    for kk in range(ndo):
+        d = ndo - 1 - kk
+        sh = meta[3 + d]
+        base += (rem % sh) * meta[3 + ndo + d]
+        rem = rem // sh
+    mu = ti.cast(0, acc_t)
+    if ti.static(op == SQDEV):
+        mu = ti.cast(aux[o], acc_t)
+    start = ti.cast(c, ti.i64) * chunk
+    end = ti.min(start + chunk, m)
+    L = meta[ish + ndi - 1]
+    sL = meta[ish + 2 * ndi - 1]
+
+    ar = ti.cast(0, acc_t)
+    ai = ti.cast(0, acc_t)
+    if ti.static(op == PROD or op == ALL):
+        ar = ti.cast(1, acc_t)
+    if ti.static(op == MAX or op == MIN):
+        if start < end:
+            off0, j0 = _walk_offset(meta, base, start, ndi, ish)
+            ar = _value(x, ti.cast(off0 + j0 * sL, ti.i32), op, acc_t, val_t, key_t, fkey, False, one)
+    stack_r = ti.Vector([ti.cast(0, acc_t)] * (_LEVELS if ti.static(pairwise) else 1), dt=acc_t)
+    stack_i = ti.Vector([ti.cast(0, acc_t)] * (_LEVELS if ti.static(pairwise and cplx) else 1), dt=acc_t)
+    nblk = ti.cast(0, ti.i64)
+
+    pos = start
+    if ti.static(cplx and op == PROD):
+        # start from the first element, not from 1 * it: (1 + 0j) * (0 + nan j) is NaN + NaN j
+        if start < end:
+            off0, j0 = _walk_offset(meta, base, start, ndi, ish)
+            o0 = ti.cast(off0 + j0 * sL, ti.i32)
+            ar = ti.cast(x[o0], acc_t)
+            ai = ti.cast(x[o0 + 1], acc_t)
+            pos = start + 1
+    while pos < end:
+        off, j = _walk_offset(meta, base, pos, ndi, ish)
+        r = ti.min(L - j, end - pos)
+        off += j * sL
+        if ti.static(pairwise):
+            done = ti.cast(0, ti.i64)
+            while done < r:
+                blk = ti.min(r - done, _BLOCK)
+                lo = ti.cast(off + done * sL, ti.i32)
+                br = ti.cast(0, acc_t)
+                bi = ti.cast(0, acc_t)
+                if ti.static(cplx):
+                    br, bi = _run_complex(
+                        x, lo, ti.cast(sL, ti.i32), ti.cast(blk, ti.i32), op, acc_t, one, br, bi, xbits
+                    )
+                else:
+                    br = _run_real(
+                        x,
+                        lo,
+                        ti.cast(sL, ti.i32),
+                        ti.cast(blk, ti.i32),
+                        op,
+                        acc_t,
+                        val_t,
+                        key_t,
+                        fkey,
+                        widen,
+                        one,
+                        mu,
+                        br,
+                        xbits,
+                    )
+                # push the block sum on a binary counter: sums of equal sizes merge
+                carry = 1
+                for lv in ti.static(range(_LEVELS)):
+                    if carry:
+                        if (nblk >> lv) & 1:
+                            br = stack_r[lv] + br
+                            stack_r[lv] = ti.cast(0, acc_t)
+                            if ti.static(cplx):
+                                bi = stack_i[lv] + bi
+                                stack_i[lv] = ti.cast(0, acc_t)
+                        else:
+                            stack_r[lv] = br
+                            if ti.static(cplx):
+                                stack_i[lv] = bi
+                            carry = 0
+                nblk += 1
+                done += blk
+        else:
+            lo = ti.cast(off, ti.i32)
+            if ti.static(cplx):
+                ar, ai = _run_complex(
+                    x, lo, ti.cast(sL, ti.i32), ti.cast(r, ti.i32), op, acc_t, one, ar, ai, xbits
+                )
+            else:
+                ar = _run_real(
+                    x,
+                    lo,
+                    ti.cast(sL, ti.i32),
+                    ti.cast(r, ti.i32),
+                    op,
+                    acc_t,
+                    val_t,
+                    key_t,
+                    fkey,
+                    widen,
+                    one,
+                    mu,
+                    ar,
+                    xbits,
+                )
+        pos += r
+    if ti.static(pairwise):
+        for lv in ti.static(range(_LEVELS)):
+            if (nblk >> lv) & 1:
+                ar = stack_r[lv] + ar
+                if ti.static(cplx):
+                    ai = stack_i[lv] + ai
+    return ar, ai
+
+
+@ti.func
+def _fold(op: ti.template(), acc_t: ti.template(), cplx: ti.template(), ar, ai, br, bi):
+    """Combine two accumulators."""
+    rr = ar
+    ri = ai
+    if ti.static(op == SUM or op == COUNT or op == SQDEV):
+        rr = ar + br
+        ri = ai + bi
+    elif ti.static(op == PROD and cplx):
+        rr = ar * br - ai * bi
+        ri = ar * bi + ai * br
+    else:
+        rr = _step(op, acc_t, ar, br, ar)
+    return rr, ri
+
+
+@ti.func
+def _finish(
+    out: ti.template(),
+    i,
+    ar,
+    ai,
+    div,
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    out_t: ti.template(),
+    cplx: ti.template(),
+    post: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+):
+    """Post-process accumulator ``(ar, ai)`` and store it as ``out[i]``."""
+    if ti.static(fkey):
+        v = ti.cast(0, val_t)
+        if ar == ti.cast(0, acc_t) or ar == ~ti.cast(0, acc_t):
+            v = ti.cast(ti.math.nan, val_t)
+        else:
+            v = ti.cast(key_float(ar, key_t), val_t)
+        out[i] = ti.cast(v, out_t)
+    else:
+        rr = ar
+        ri = ai
+        if ti.static(post == POST_DIV):
+            rr = ar / ti.cast(div, acc_t)
+            ri = ai / ti.cast(div, acc_t)
+        elif ti.static(post == POST_SQRT):
+            rr = ti.sqrt(ar / ti.cast(div, acc_t))
+        if ti.static(cplx):
+            out[2 * i] = ti.cast(rr, out_t)
+            out[2 * i + 1] = ti.cast(ri, out_t)
+        else:
+            out[i] = ti.cast(rr, out_t)
+
+
+@ti.kernel
+def _reduce(
+    out: ti.types.ndarray(ndim=1),
+    part: ti.types.ndarray(ndim=1),
+    x: ti.types.ndarray(ndim=1),
+    aux: ti.types.ndarray(ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n_out: ti.i32,
+    n_chunks: ti.i32,
+    chunk: ti.i64,
+    m: ti.i64,
+    div: ti.f64,
+    one: ti.f64,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    out_t: ti.template(),
+    cplx: ti.template(),
+    post: ti.template(),
+    pairwise: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    widen: ti.template(),
+    direct: ti.template(),
+    serial2: ti.template(),
+    xbits: ti.template(),
+    ocplx: ti.template(),
+):
+    # meta = [offset, ndo, ndi, oshape[ndo], ostrides[ndo], ishape[ndi], istrides[ndi]], in
+    # elements of x (real elements for complex data, whose pairs sit at off, off + 1).
+    # acc_t: the accumulator (the unsigned key_t for a float max/min: fkey); val_t: the
+    # float type values are compared in (float max/min), else acc_t; widen: floats are
+    # accumulated through `* one` (see _value). direct: one chunk per output, written to
+    # out at once; otherwise the chunks' accumulators go to part, and a second loop
+    # (serial if serial2) combines them.
+    for t in range(n_out * n_chunks):
+        ar, ai = _task(
+            x,
+            aux,
+            meta,
+            t,
+            n_chunks,
+            chunk,
+            m,
+            one,
+            op,
+            acc_t,
+            val_t,
+            cplx,
+            pairwise,
+            key_t,
+            fkey,
+            widen,
+            xbits,
+        )
+        if ti.static(direct):
+            _finish(out, t, ar, ai, div, acc_t, val_t, out_t, ocplx, post, key_t, fkey)
+        else:
+            if ti.static(ocplx):
+                part[2 * t] = ar
+                part[2 * t + 1] = ai
+            else:
+                part[t] = ar
+    if ti.static(not direct):
+        if ti.static(serial2):
+            ti.loop_config(serialize=True)
+        for o in range(n_out):
+            b = o * n_chunks
+            ar = part[b * (2 if ti.static(ocplx) else 1)]
+            ai = ti.cast(0, acc_t)
+            if ti.static(ocplx):
+                ai = part[2 * b + 1]
+            for c in range(1, n_chunks):
+                br = part[(b + c) * (2 if ti.static(ocplx) else 1)]
+                bi = ti.cast(0, acc_t)
+                if ti.static(ocplx):
+                    bi = part[2 * (b + c) + 1]
+                ar, ai = _fold(op, acc_t, ocplx, ar, ai, br, bi)
+            _finish(out, o, ar, ai, div, acc_t, val_t, out_t, ocplx, post, key_t, fkey)
+
+
+_launcher = Launcher(_reduce, name="reduce")
+
+
+_COL_W = 16  # outputs per task of a column reduction (accumulators held in registers)
+
+
+@ti.kernel
+def _reduce_cols(
+    out: ti.types.ndarray(ndim=1),
+    part: ti.types.ndarray(ndim=1),
+    x: ti.types.ndarray(ndim=1),
+    aux: ti.types.ndarray(ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n_rest: ti.i32,
+    Lf: ti.i32,
+    n_chunks: ti.i32,
+    chunk: ti.i64,
+    m: ti.i64,
+    div: ti.f64,
+    one: ti.f64,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    out_t: ti.template(),
+    post: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    widen: ti.template(),
+    serial2: ti.template(),
+    xbits: ti.template(),
+):
+    # Reductions whose outputs are contiguous in x (the last kept axis has stride 1, the
+    # reduced axes larger strides; e.g. a sum over axis 0 of a C-contiguous matrix). A
+    # task takes _COL_W adjacent outputs (accumulators in registers) and a chunk of the
+    # reduced positions, reading _COL_W adjacent elements per position (one cache line).
+    # part[c * n_out + o]: chunk c's accumulator of output o; a second loop combines the
+    # chunks and writes out.
+    n_out = n_rest * Lf
+    ntile = (Lf + _COL_W - 1) // _COL_W
+    for t in range(n_rest * ntile * n_chunks):
+        c = t % n_chunks
+        q = t // n_chunks
+        tile = q % ntile
+        rr = q // ntile
+        ndo = ti.cast(meta[1], ti.i32)
+        ndi = ti.cast(meta[2], ti.i32)
+        ish = 3 + 2 * ndo
+        base = meta[0]
+        rem = ti.cast(rr, ti.i64)
+        for kk in range(ndo - 1):
+            d = ndo - 2 - kk
+            sh = meta[3 + d]
+            base += (rem % sh) * meta[3 + ndo + d]
+            rem = rem // sh
+        g0 = tile * _COL_W
+        cnt = ti.min(_COL_W, Lf - g0)
+        ob = rr * Lf + g0
+        start = ti.cast(c, ti.i64) * chunk
+        end = ti.min(start + chunk, m)
+        L = meta[ish + ndi - 1]
+        sL = meta[ish + 2 * ndi - 1]
+        mu = ti.Vector([ti.cast(0, acc_t)] * _COL_W, dt=acc_t)
+        if ti.static(op == SQDEV):
+            for a in ti.static(range(_COL_W)):
+                mu[a] = ti.cast(aux[ob + ti.min(a, cnt - 1)], acc_t)
+        acc = ti.Vector([ti.cast(0, acc_t)] * _COL_W, dt=acc_t)
+        if ti.static(op == PROD or op == ALL):
+            acc = ti.Vector([ti.cast(1, acc_t)] * _COL_W, dt=acc_t)
+        if ti.static(op == MAX or op == MIN):
+            off0, j0 = _walk_offset(meta, base, start, ndi, ish)
+            lo0 = ti.cast(off0 + j0 * sL + g0, ti.i32)
+            for a in ti.static(range(_COL_W)):
+                acc[a] = _value(x, lo0 + ti.min(a, cnt - 1), op, acc_t, val_t, key_t, fkey, False, one)
+        pos = start
+        while pos < end:
+            off, j = _walk_offset(meta, base, pos, ndi, ish)
+            r = ti.min(L - j, end - pos)
+            off += j * sL + g0
+            for k in range(ti.cast(r, ti.i32)):
+                lo = ti.cast(off + k * sL, ti.i32)
+                for a in ti.static(range(_COL_W)):
+                    i = lo + ti.min(a, cnt - 1)  # the lanes past the last output re-read it
+                    if ti.static(op == ALL or op == ANY or op == COUNT):
+                        acc[a] = _step(op, acc_t, acc[a], _nonzero(x, i, False, acc_t, xbits), mu[a])
+                    else:
+                        acc[a] = _step(
+                            op, acc_t, acc[a], _value(x, i, op, acc_t, val_t, key_t, fkey, widen, one), mu[a]
+                        )
+            pos += r
+        for a in ti.static(range(_COL_W)):
+            if a < cnt:
+                part[c * n_out + ob + a] = acc[a]
+    if ti.static(serial2):
+        ti.loop_config(serialize=True)
+    for o in range(n_out):
+        ar = part[o]
+        for c in range(1, n_chunks):
+            ar, _ = _fold(op, acc_t, False, ar, ti.cast(0, acc_t), part[c * n_out + o], ti.cast(0, acc_t))
+        _finish(out, o, ar, ti.cast(0, acc_t), div, acc_t, val_t, out_t, False, post, key_t, fkey)
+
+
+_cols_launcher = Launcher(_reduce_cols, name="reduce_columns")
+
+
+# ----------------------------------------------------------------------------- planning
+
+# CPU: a task reduces at least this many elements when one output is split into chunks.
+_CPU_CHUNK = 1 << 16
+_CUDA_CHUNK = 1 << 12
+
+
+def num_threads() -> int:
+    """Threads of Taichi's CPU pool (the parallelism the planner aims at)."""
+    from taichi.lang import impl
+
+    n = getattr(impl.current_cfg(), "cpu_max_num_threads", 0) or 0
+    return max(1, int(n))
+
+
+def flat_arg(a: TiArray) -> tuple:
+    """A C-contiguous TiArray as a 1-D kernel argument (complex: the real pairs)."""
+    n = a.size * (2 if a._dtype.kind == "c" else 1)
+    return (a._ptr or 1, a._nbytes(), (n,))
+
+
+def kernel_dtype(dtype: _dtypes.DType) -> _dtypes.DType:
+    """The dtype a kernel sees for data of ``dtype`` (the component dtype of complex)."""
+    return _dtypes.finfo_dtype(dtype)
+
+
+_dummies: dict = {}
+
+
+def dummy(dtype: _dtypes.DType, device) -> TiArray:
+    """A one-element array standing in for an unused array parameter."""
+    key = (dtype, device)
+    d = _dummies.get(key)
+    if d is None:
+        from .._interop import empty_owned
+
+        d = _dummies[key] = empty_owned((1,), dtype, device, zero=True)
+    return d
+
+
+def split_axes(x: TiArray, axes: tuple, *, reorder: bool = True):
+    """Describe ``x`` as an outer walk over the kept axes and an inner walk over ``axes``.
+
+    Returns ``(span, offset, (oshape, ostrides), (ishape, istrides), cplx)`` with strides in
+    elements of the span (real elements for complex data). With ``reorder`` the inner walk
+    may visit elements in any order (reductions that commute): negative strides are
+    flipped and axes sorted by stride so that the walk is as contiguous as possible.
+    """
+    cplx = x._dtype.kind == "c"
+    xr = real_view(x) if cplx else x
+    strides = xr._strides[:-1] if cplx else xr._strides
+    span, off = span_arg(xr)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    red = [i for i in range(x.ndim) if i in axes]
+    oshape, (ost,) = collapse(tuple(x._shape[i] for i in kept), tuple(strides[i] for i in kept))
+    ish = [x._shape[i] for i in red]
+    ist = [strides[i] for i in red]
+    if reorder:
+        for k in range(len(red)):
+            if ist[k] < 0 and ish[k] > 0:
+                off += (ish[k] - 1) * ist[k]
+                ist[k] = -ist[k]
+        order = sorted(range(len(red)), key=lambda k: -ist[k])
+        ish = [ish[k] for k in order]
+        ist = [ist[k] for k in order]
+    ishape, (ist2,) = collapse(tuple(ish), tuple(ist))
+    return span, off, (oshape, ost), (ishape, ist2), cplx
+
+
+def _meta(off, outer, inner) -> np.ndarray:
+    (oshape, ost), (ishape, ist) = outer, inner
+    return meta_array(off, len(oshape), len(ishape), *oshape, *ost, *ishape, *ist)
+
+
+@contextlib.contextmanager
+def fast_math(on: bool):
+    """Compile kernels inside this block with Taichi's ``fast_math`` set to ``on``.
+
+    Reductions of floating-point sums need LLVM's reassociation to be vectorised; every
+    other kernel of this module is compiled with IEEE semantics, whatever the program's
+    setting (Taichi's fast math folds ``v != v`` to ``False``).
+    """
+    prog = _runtime.ensure_init()
+    cfg = prog.config()
+    with _launch._compile_lock:
+        old = cfg.fast_math
+        cfg.fast_math = on
+        try:
+            yield
+        finally:
+            cfg.fast_math = old
+
+
+def get_spec(launcher: Launcher, sigs, templates, *, serial: bool, fm: bool):
+    """``launcher.spec(...)``, compiled (the first time) with fast math ``fm``."""
+    s = launcher._specs.get((tuple(sigs), tuple(templates), serial, False))
+    if s is not None and launcher._prog is _runtime._ti_impl.get_runtime().prog:
+        return s
+    with fast_math(fm):
+        return launcher.spec(sigs, templates, serial=serial)
+
+
+_KEY_DTYPE = {4: _dtypes.uint32, 8: _dtypes.uint64}
+
+
+def float_bits(dtype: _dtypes.DType) -> int:
+    """Bits of a (component of a) floating dtype, 0 for other dtypes (a template value)."""
+    k = kernel_dtype(dtype)
+    return 8 * k.itemsize if k.kind == "f" else 0
+
+
+def _types(op, x_dtype, acc_dtype):
+    """(accumulator kernel dtype, the template tail (val_t, key_t, fkey, widen), fast
+    math) of ``op`` on ``x_dtype``."""
+    acc_k = kernel_dtype(acc_dtype)
+    if op in (MAX, MIN) and x_dtype.kind == "f":
+        val = _dtypes.float64 if x_dtype is _dtypes.float64 else _dtypes.float32
+        key = _KEY_DTYPE[val.itemsize]
+        return key, (_dtypes.taichi_type(val), _dtypes.taichi_type(key), True, False), False
+    fm = op in (SUM, PROD, SQDEV) and acc_k.kind == "f"
+    acc_t = _dtypes.taichi_type(acc_k)
+    return acc_k, (acc_t, ti.u32, False, fm), fm
+
+
+class _Plan:
+    """Everything about a reduction that depends only on the arguments' metadata."""
+
+    __slots__ = ("prog", "spec", "meta", "meta_v", "lo", "nbytes", "n", "n_out", "n_chunks", "chunk", "m",
+                 "part_n", "acc_k", "aux_k", "cols", "n_rest", "Lf")  # fmt: skip
+
+
+_PLANS: dict = {}
+_PLAN_CAP = 512
+
+
+def _plan(x: TiArray, axes: tuple, op: int, acc_dtype, out_dtype, n_out: int, post: int) -> _Plan:
+    span, off, outer, inner, cplx = split_axes(x, axes)
+    m = math.prod(inner[0]) if x.size else 0
+    acc_k, tail, fm = _types(op, x._dtype, acc_dtype)
+    acc_t = _dtypes.taichi_type(acc_k)
+    out_k = kernel_dtype(out_dtype)
+    x_k = kernel_dtype(x._dtype)
+    pairwise = op in (SUM, SQDEV) and acc_k is _dtypes.float64 and x_k is _dtypes.float64
+    total_bytes = n_out * max(m, 1) * x._dtype.itemsize
+    serial = _launcher.use_serial(total_bytes)
+    on_cpu = _runtime.is_cpu()
+    chunk_len = _CPU_CHUNK if on_cpu else _CUDA_CHUNK
+    many_out = n_out >= (8 * num_threads() if on_cpu else 8192)
+    if serial or many_out or m <= chunk_len:
+        n_chunks = 1
+        chunk_len = max(m, 1)
+    else:
+        n_chunks = -(-m // chunk_len)
+    direct = n_chunks == 1
+    ocplx = cplx and op in (SUM, PROD)  # complex results (all/any/count are real)
+    aux_k = kernel_dtype(acc_dtype) if op == SQDEV else acc_k
+    p = _Plan()
+    p.prog = _runtime._ti_impl.get_runtime().prog
+    if _columns(x, outer, inner, cplx, m):
+        return _plan_columns(p, x, span, off, outer, inner, op, acc_k, tail, fm, out_k, post, n_out, m, aux_k)
+    p.cols = False
+    p.spec = get_spec(
+        _launcher,
+        [(out_k, 1, False), (acc_k, 1, False), (x_k, 1, False), (aux_k, 1, False), (_dtypes.int64, 1, False)],
+        (op, acc_t, tail[0], _dtypes.taichi_type(out_k), cplx, post, pairwise, *tail[1:], direct, n_out <= 64,
+         float_bits(x._dtype), ocplx),
+        serial=serial,
+        fm=fm,
+    )  # fmt: skip
+    p.meta = _meta(off, outer, inner)
+    p.meta_v = meta_arg(p.meta)
+    p.lo = span[0] - x._ptr
+    p.nbytes = span[1]
+    p.n = span[2][0]
+    p.n_out, p.n_chunks, p.chunk, p.m = n_out, n_chunks, chunk_len, m
+    p.part_n = 0 if direct else n_out * n_chunks * (2 if ocplx else 1)
+    p.acc_k, p.aux_k = acc_k, aux_k
+    return p
+
+
+_COL_MIN_M = 8  # reduced elements per output below which the plain kernel is as good
+
+
+def _columns(x, outer, inner, cplx, m) -> bool:
+    """Whether the outputs are contiguous in x and the reduction is across them."""
+    (oshape, ost), (_, ist) = outer, inner
+    if cplx or x.size == 0 or m < _COL_MIN_M or oshape[-1] < 16 or ost[-1] != 1:
+        return False
+    return min(abs(s) for s in ist) > 1
+
+
+def _plan_columns(p, x, span, off, outer, inner, op, acc_k, tail, fm, out_k, post, n_out, m, aux_k):
+    Lf = outer[0][-1]
+    n_rest = n_out // Lf
+    tasks = n_rest * -(-Lf // _COL_W)
+    on_cpu = _runtime.is_cpu()
+    want = 8 * num_threads() if on_cpu else 8192
+    serial = _cols_launcher.use_serial(n_out * m * x._dtype.itemsize)
+    n_chunks = 1
+    if not serial and tasks < want:
+        n_chunks = max(1, min(-(-want // tasks), m // 256))
+    chunk = -(-m // n_chunks)
+    n_chunks = -(-m // chunk)
+    p.cols = True
+    p.spec = get_spec(
+        _cols_launcher,
+        [(out_k, 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False), (aux_k, 1, False),
+         (_dtypes.int64, 1, False)],
+        (op, _dtypes.taichi_type(acc_k), tail[0], _dtypes.taichi_type(out_k), post, *tail[1:], n_out <= 64,
+         float_bits(x._dtype)),
+        serial=serial,
+        fm=fm,
+    )  # fmt: skip
+    p.meta = _meta(off, outer, inner)
+    p.meta_v = meta_arg(p.meta)
+    p.lo = span[0] - x._ptr
+    p.nbytes = span[1]
+    p.n = span[2][0]
+    p.n_out, p.n_chunks, p.chunk, p.m = n_out, n_chunks, chunk, m
+    p.n_rest, p.Lf = n_rest, Lf
+    p.part_n = n_out * n_chunks
+    p.acc_k, p.aux_k = acc_k, aux_k
+    return p
+
+
+def reduce_into(
+    out: TiArray,
+    x: TiArray,
+    axes: tuple,
+    op: int,
+    acc_dtype: _dtypes.DType,
+    *,
+    post: int = POST_NONE,
+    div: float = 1.0,
+    aux: TiArray | None = None,
+) -> None:
+    """Reduce ``x`` over ``axes`` with ``op`` into the C-contiguous ``out``.
+
+    ``out`` holds the kept axes in C order (its shape may add or drop axes of size one)
+    and may have any dtype the kernel casts to. ``acc_dtype`` is the accumulator dtype
+    (complex when ``x`` is complex and ``op`` is SUM or PROD; the dtype of ``x`` for
+    MAX/MIN). ``aux`` (SQDEV only) holds one value per output, in ``acc_dtype``.
+
+    Plans (the kernel specialisation, meta array and launch geometry) are cached by the
+    arguments' metadata, so that a repeated call only allocates and launches.
+    """
+    n_out = out.size
+    if n_out == 0:
+        return
+    key = (x._shape, x._strides, x._dtype, x._device, axes, op, acc_dtype, out._dtype, n_out, post,
+           _launch._SERIAL_THRESHOLD[0])  # fmt: skip
+    p = _PLANS.get(key)
+    if p is None or p.prog is not _runtime._ti_impl.get_runtime().prog:
+        p = _plan(x, axes, op, acc_dtype, out._dtype, n_out, post)
+        if len(_PLANS) >= _PLAN_CAP:
+            _PLANS.clear()
+        _PLANS[key] = p
+    device = x._device
+    if p.part_n:
+        from .._interop import empty_owned
+
+        part = empty_owned((p.part_n,), p.acc_k, device)
+    else:
+        part = dummy(p.acc_k, device)
+    if aux is None:
+        aux = dummy(p.aux_k, device)
+    if p.cols:
+        p.spec.launch(
+            [flat_arg(out), flat_arg(part), ((x._ptr + p.lo) or 1, p.nbytes, (p.n,)), flat_arg(aux), p.meta_v,
+             p.n_rest, p.Lf, p.n_chunks, p.chunk, p.m, float(div), 1.0]
+        )  # fmt: skip
+        return
+    p.spec.launch(
+        [flat_arg(out), flat_arg(part), ((x._ptr + p.lo) or 1, p.nbytes, (p.n,)), flat_arg(aux), p.meta_v,
+         p.n_out, p.n_chunks, p.chunk, p.m, float(div), 1.0]
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- argmax/argmin
+
+
+@ti.kernel
+def _argreduce(
+    out: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    pval: ti.types.ndarray(ndim=1),
+    pidx: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    x: ti.types.ndarray(ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n_out: ti.i32,
+    n_chunks: ti.i32,
+    chunk: ti.i64,
+    m: ti.i64,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    direct: ti.template(),
+    serial2: ti.template(),
+):
+    # Walks the reduced axes in C order (no reordering): the index of an element is its
+    # position in that walk. Strict comparisons keep the first occurrence; NaN is the
+    # extreme key (the first NaN wins, as in NumPy).
+    for t in range(n_out * n_chunks):
+        o = t // n_chunks
+        c = t - o * n_chunks
+        ndo = ti.cast(meta[1], ti.i32)
+        ndi = ti.cast(meta[2], ti.i32)
+        ish = 3 + 2 * ndo
+        base = meta[0]
+        rem = ti.cast(o, ti.i64)
+        for kk in range(ndo):
+            d = ndo - 1 - kk
+            sh = meta[3 + d]
+            base += (rem % sh) * meta[3 + ndo + d]
+            rem = rem // sh
+        start = ti.cast(c, ti.i64) * chunk
+        end = ti.min(start + chunk, m)
+        L = meta[ish + ndi - 1]
+        sL = meta[ish + 2 * ndi - 1]
+        best = ti.cast(0, acc_t)
+        bidx = start
+        if start < end:
+            off0, j0 = _walk_offset(meta, base, start, ndi, ish)
+            best = _value(x, ti.cast(off0 + j0 * sL, ti.i32), op, acc_t, val_t, key_t, fkey, False, 1.0)
+        pos = start
+        while pos < end:
+            off, j = _walk_offset(meta, base, pos, ndi, ish)
+            r = ti.min(L - j, end - pos)
+            lo = ti.cast(off + j * sL, ti.i32)
+            s = ti.cast(sL, ti.i32)
+            for k in range(ti.cast(r, ti.i32)):
+                v = _value(x, lo + k * s, op, acc_t, val_t, key_t, fkey, False, 1.0)
+                better = v > best
+                if ti.static(op == MIN):
+                    better = v < best
+                if better:
+                    best = v
+                    bidx = pos + k
+            pos += r
+        if ti.static(direct):
+            out[t] = bidx
+        else:
+            pval[t] = best
+            pidx[t] = bidx
+    if ti.static(not direct):
+        if ti.static(serial2):
+            ti.loop_config(serialize=True)
+        for o in range(n_out):
+            b = o * n_chunks
+            best = ti.cast(pval[b], acc_t)
+            bidx = pidx[b]
+            for c in range(1, n_chunks):
+                v = ti.cast(pval[b + c], acc_t)
+                better = v > best
+                if ti.static(op == MIN):
+                    better = v < best
+                if better:
+                    best = v
+                    bidx = pidx[b + c]
+            out[o] = bidx
+
+
+_arg_launcher = Launcher(_argreduce, name="argreduce")
+
+
+def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
+    """Index of the first maximum (``is_max``) or minimum of ``x`` over ``axes`` (walked in
+    C order) into the C-contiguous int64 ``out``. ``x`` must be real and the reduction
+    non-empty."""
+    n_out = out.size
+    if n_out == 0:
+        return
+    span, off, outer, inner, _ = split_axes(x, axes, reorder=False)
+    m = math.prod(inner[0])
+    device = x._device
+    acc_dtype = _dtypes.int32 if x._dtype.kind in "iu" and x._dtype.itemsize < 4 else x._dtype
+    acc_k, tail, _ = _types(MAX, x._dtype, acc_dtype)
+    acc_t = _dtypes.taichi_type(acc_k)
+    serial = _arg_launcher.use_serial(n_out * m * x._dtype.itemsize)
+    on_cpu = _runtime.is_cpu()
+    chunk_len = _CPU_CHUNK if on_cpu else _CUDA_CHUNK
+    many_out = n_out >= (8 * num_threads() if on_cpu else 8192)
+    if serial or many_out or m <= chunk_len:
+        n_chunks, chunk_len = 1, max(m, 1)
+    else:
+        n_chunks = -(-m // chunk_len)
+    direct = n_chunks == 1
+    if direct:
+        pval, pidx = dummy(acc_k, device), dummy(_dtypes.int64, device)
+    else:
+        from .._interop import empty_owned
+
+        pval = empty_owned((n_out * n_chunks,), acc_k, device)
+        pidx = empty_owned((n_out * n_chunks,), _dtypes.int64, device)
+    meta = _meta(off, outer, inner)
+    i64 = (_dtypes.int64, 1, False)
+    spec = get_spec(
+        _arg_launcher,
+        [i64, (acc_k, 1, False), i64, (kernel_dtype(x._dtype), 1, False), i64],
+        (MAX if is_max else MIN, acc_t, tail[0], tail[1], tail[2], direct, n_out <= 64),
+        serial=serial,
+        fm=False,
+    )
+    spec.launch(
+        [flat_arg(out), flat_arg(pval), flat_arg(pidx), span, meta_arg(meta), n_out, n_chunks, chunk_len, m]
+    )
