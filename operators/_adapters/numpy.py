@@ -94,6 +94,15 @@ def call(op, args, static):
         o = _zeros(shape, npd)
         outs.append(o)
         vals.append((data_ptr(o), nb, ls))
-    plan.spec.launch(vals)
+    if plan.extra:
+        spec, scratch = plan.select(args if keep is None else [np.ascontiguousarray(a) for a in args])
+        keep = keep or []
+        for shape, ls, nb, d in scratch:
+            o = _zeros(shape, d.numpy)
+            keep.append(o)
+            vals.append((data_ptr(o) or 1, nb, ls))
+        spec.launch(vals)
+    else:
+        plan.spec.launch(vals)
     del keep
     return outs[0] if plan.single else tuple(outs)
