@@ -11,15 +11,20 @@ import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
 from _sparse_helpers import dense_of, random_csr
-from tiarray.operators.sparse import _csr, _csr_kernels, _jitc, _jitc_kernels, _run
+from tiarray.operators.sparse import _csr, _csr_kernels, _jitc, _jitc_kernels
+
+
+def _ops():
+    return [*_csr._OPS.values(), *_jitc._OPS.values()]
 
 
 def _reset():
-    _run._SPECS.clear()
-    _run._CTX.clear() if hasattr(_run, "_CTX") else None
-    for lk in [*_run._LAUNCHERS.values()]:
-        lk._specs.clear()
-        lk._kernels.clear()
+    """Forget every compiled kernel of the sparse Operators (the switch is read at compile time)."""
+    for op in _ops():
+        op._plans.clear()
+        for la in op._launchers.values():
+            la._specs.clear()
+            la._kernels.clear()
 
 
 @pytest.fixture
@@ -68,4 +73,4 @@ def test_jitc_gpu_paths(gpu_paths, dist, params):
 def test_paths_are_really_switched(gpu_paths):
     # the switch is read when the kernel compiles: the atomic path is compiled now
     assert _csr_kernels.on_gpu() and _jitc_kernels.on_gpu()
-    assert _csr._L_MV._specs == {} and _jitc._L["homo"]._specs == {}
+    assert all(la._specs == {} for op in _ops() for la in op._launchers.values())

@@ -164,7 +164,7 @@ def test_kernels_never_write_outside_their_arrays(transpose, blocks):
     n_out = n if transpose else m
     buf, out = _guarded(n_out, np.float32)
     sbuf, scratch = _guarded((blocks - 1) * n_out, np.float32)
-    spec = _csr._L_MV.spec(
+    spec = _csr._OPS["event_csrmv"]._launcher("cpu").spec(
         [(_dtypes.float32, 1, False), (_dtypes.int32, 1, False), (_dtypes.int32, 1, False),
          (_dtypes.bool, 1, False), (_dtypes.float32, 1, False), (_dtypes.float32, 1, False)],
         (transpose,), serial=blocks == 1,

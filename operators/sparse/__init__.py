@@ -1,8 +1,8 @@
 """Sparse and event-driven operators for spiking networks and sparse layers.
 
-Phase 1: the operators run on NumPy arrays through ``tiarray._launch``; they become
-:class:`tiarray.Operator` objects (NumPy, PyTorch, JAX, CuPy; autodiff and vmap rules)
-when the operator registry lands. The kernels already follow the registry convention.
+Every product is a :class:`tiarray.Operator`: it runs on NumPy, PyTorch, JAX (``jit``,
+``vmap``, ``grad``, ``jvp``), CuPy arrays and TiArrays, and returns arrays of the same
+kind. See ``docs/sparse.md`` for the conventions, the math and the measured speed.
 """
 
 from ._csr import (
@@ -27,6 +27,7 @@ from ._jitc import (
     jitc_todense_prob_normal,
     jitc_todense_prob_uniform,
 )
+from ._policy import set_thresholds
 
 __all__ = [
     "event_csrmv",
@@ -47,4 +48,5 @@ __all__ = [
     "jitc_todense_prob_uniform",
     "jitc_todense_prob_normal",
     "fixed_prob_csr",
+    "set_thresholds",
 ]

@@ -438,6 +438,28 @@ def csr_to_dense_kernel(
 
 
 @ti.kernel
+def csr_sample_kernel(
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    dense: ti.types.ndarray(ndim=2),
+    out: ti.types.ndarray(ndim=1),
+):
+    """``out[j] = dense[row(j), indices[j]]``: the transpose of ``csr_to_dense`` in the weights
+    (synapses with an invalid column index get 0)."""
+    nnz = indices.shape[0]
+    n_rows = ti.min(dense.shape[0], indptr.shape[0] - 1)
+    n_cols = dense.shape[1]
+    for i in range(n_rows):
+        a, b = _bounds(indptr, i, nnz)
+        for j in range(a, b):
+            k = indices[j]
+            r = ti.cast(0, out.get_type().element_type)
+            if _valid(k, n_cols):
+                r = ti.cast(dense[i, ti.cast(k, ti.i32)], out.get_type().element_type)
+            out[j] = r
+
+
+@ti.kernel
 def dense_row_counts_kernel(dense: ti.types.ndarray(ndim=2), counts: ti.types.ndarray(ndim=1)):
     """``counts[i]`` = number of nonzero entries in row ``i``."""
     for i in range(dense.shape[0]):

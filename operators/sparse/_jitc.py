@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiarray import _dtypes
+
+from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _jitc_kernels as K
-from . import _policy, _validate
-from ._run import launcher_for, run
+from . import _policy, _validate, _xp
 
 __all__ = [
     "jitc_mv_prob_homo",
@@ -35,75 +37,215 @@ __all__ = [
     "fixed_prob_csr",
 ]
 
-_L = {
-    "homo": launcher_for(K.jitc_mv_homo_kernel, "jitc_mv_prob_homo"),
-    "uniform": launcher_for(K.jitc_mv_uniform_kernel, "jitc_mv_prob_uniform"),
-    "normal": launcher_for(K.jitc_mv_normal_kernel, "jitc_mv_prob_normal"),
+_PARAMS = {"homo": ("weight",), "uniform": ("w_low", "w_high"), "normal": ("w_mu", "w_sigma")}
+_MV_KERNELS = {
+    "homo": K.jitc_mv_homo_kernel,
+    "uniform": K.jitc_mv_uniform_kernel,
+    "normal": K.jitc_mv_normal_kernel,
 }
-_L_DENSE = {
-    "homo": launcher_for(K.jitc_todense_homo_kernel, "jitc_todense_prob_homo"),
-    "uniform": launcher_for(K.jitc_todense_uniform_kernel, "jitc_todense_prob_uniform"),
-    "normal": launcher_for(K.jitc_todense_normal_kernel, "jitc_todense_prob_normal"),
+_DENSE_KERNELS = {
+    "homo": K.jitc_todense_homo_kernel,
+    "uniform": K.jitc_todense_uniform_kernel,
+    "normal": K.jitc_todense_normal_kernel,
 }
-_L_COUNTS = launcher_for(K.fixed_prob_counts_kernel, "fixed_prob_csr.counts")
-_L_FILL = launcher_for(K.fixed_prob_fill_kernel, "fixed_prob_csr.fill")
 
 
-def _prob(func, prob) -> np.ndarray:
-    p = _validate.float_scalar(func, "prob", prob, np.float32)
-    v = float(p)
-    if not (0.0 <= v <= 1.0):
-        raise ValueError(f"{func}(): argument 'prob' must be a probability in [0, 1], got {v}")
-    return p
+def _unit(dist, name):
+    """Parameter values whose matrix is d(A)/d(name): each weight is linear in the parameters.
+
+    uniform: ``w = low (1 - u) + high u``; normal: ``w = mu + sigma z``; homo: ``w``."""
+    return tuple(1.0 if n == name else 0.0 for n in _PARAMS[dist])
 
 
-def _params(func, names, values, like):
-    """0-d weight-parameter arrays sharing one float dtype."""
-    dt = like if like in _validate._FLOAT_DTYPES else None
+# ----------------------------------------------------------------------------- rules
+
+
+def _zero_like_param(p):
+    return _xp.full((), 0, p.dtype, p)
+
+
+def _mv_jvp(name, dist):
+    k = len(_PARAMS[dist])
+
+    def jvp(primals, tangents, *, shape, transpose):
+        op = _OPS[name]
+        x, params, prob, seed = primals[0], primals[1 : 1 + k], primals[1 + k], primals[2 + k]
+        dx, dparams = tangents[0], tangents[1 : 1 + k]
+        out = None
+        if any(d is not None for d in dparams):
+            # the weights are linear in the parameters: the tangent is the same product with
+            # the parameter tangents as parameters (e.g. uniform: dlow (1 - u) + dhigh u)
+            dps = [_zero_like_param(p) if d is None else d for p, d in zip(params, dparams)]
+            out = op(x, *dps, prob, seed, shape=shape, transpose=transpose)
+        if dx is not None:
+            t = op(dx, *params, prob, seed, shape=shape, transpose=transpose)
+            out = t if out is None else out + t
+        return out
+
+    return jvp
+
+
+def _mv_transpose(name, dist):
+    names = _PARAMS[dist]
+    k = len(names)
+
+    def transpose_rule(cts, primals, *, shape, transpose):
+        (ct,) = cts
+        op = _OPS[name]
+        x, params, prob, seed = primals[0], primals[1 : 1 + k], primals[1 + k], primals[2 + k]
+        res = [None] * len(primals)
+        if isinstance(x, UndefinedPrimal):
+            g = op(ct, *params, prob, seed, shape=shape, transpose=not transpose)
+            res[0] = _xp.astype(g, x.dtype)
+        for i, (pn, p) in enumerate(zip(names, params)):
+            if isinstance(p, UndefinedPrimal):
+                unit = [_xp.full((), v, p.dtype, ct) for v in _unit(dist, pn)]
+                y1 = op(x, *unit, prob, seed, shape=shape, transpose=transpose)
+                res[1 + i] = _xp.astype((ct * y1).sum().reshape(()), p.dtype)
+        return tuple(res)
+
+    return transpose_rule
+
+
+def _dense_jvp(name, dist):
+    k = len(_PARAMS[dist])
+
+    def jvp(primals, tangents, *, shape, transpose):
+        params, prob, seed = primals[:k], primals[k], primals[k + 1]
+        dparams = tangents[:k]
+        if all(d is None for d in dparams):
+            return None
+        dps = [_zero_like_param(p) if d is None else d for p, d in zip(params, dparams)]
+        return _OPS[name](*dps, prob, seed, shape=shape, transpose=transpose)
+
+    return jvp
+
+
+def _dense_transpose(name, dist):
+    names = _PARAMS[dist]
+    k = len(names)
+
+    def transpose_rule(cts, primals, *, shape, transpose):
+        (ct,) = cts
+        params, prob, seed = primals[:k], primals[k], primals[k + 1]
+        res = [None] * len(primals)
+        for i, (pn, p) in enumerate(zip(names, params)):
+            if isinstance(p, UndefinedPrimal):
+                unit = [_xp.full((), v, p.dtype, ct) for v in _unit(dist, pn)]
+                y1 = _OPS[name](*unit, prob, seed, shape=shape, transpose=transpose)
+                res[i] = _xp.astype((ct * y1).sum().reshape(()), p.dtype)
+        return tuple(res)
+
+    return transpose_rule
+
+
+# ----------------------------------------------------------------------------- operators
+
+
+def _mv_outs(x, *rest, shape, transpose):
+    m, n = shape
+    return ShapeDtype((n if transpose else m,), rest[0].dtype)
+
+
+def _dense_outs(*inputs, shape, transpose):
+    m, n = shape
+    return ShapeDtype((n, m) if transpose else (m, n), inputs[0].dtype)
+
+
+_OPS: dict = {}
+for _dist in ("homo", "uniform", "normal"):
+    for _event in (False, True):
+        _name = f"jitc_{'event_' if _event else ''}mv_prob_{_dist}"
+        _OPS[_name] = Operator(
+            _name,
+            kernel=_MV_KERNELS[_dist],
+            outs=_mv_outs,
+            jvp=_mv_jvp(_name, _dist),
+            transpose=_mv_transpose(_name, _dist),
+            linear=("vector", *_PARAMS[_dist]),
+            nondiff=("prob", "seed"),
+            scratch=_policy.jitc_scratch,
+            policy=_policy.jitc_policy(len(_PARAMS[_dist])),
+            static_defaults={"transpose": False},
+        )
+    _name = f"jitc_todense_prob_{_dist}"
+    _OPS[_name] = Operator(
+        _name,
+        kernel=_DENSE_KERNELS[_dist],
+        outs=_dense_outs,
+        jvp=_dense_jvp(_name, _dist),
+        transpose=_dense_transpose(_name, _dist),
+        linear=_PARAMS[_dist],
+        nondiff=("prob", "seed"),
+        policy=_policy.jitc_dense_policy(len(_PARAMS[_dist])),
+        static_defaults={"transpose": False},
+    )
+_COUNTS = Operator(
+    "fixed_prob_csr_counts",
+    kernel=K.fixed_prob_counts_kernel,
+    outs=lambda prob, seed, n_cols, n_rows: ShapeDtype((n_rows,), "int64"),
+    policy=_policy.fixed_prob_policy,
+)
+_FILL = Operator(
+    "fixed_prob_csr_fill",
+    kernel=K.fixed_prob_fill_kernel,
+    outs=lambda prob, seed, n_cols, indptr, nnz: ShapeDtype((nnz,), indptr.dtype),
+    policy=_policy.fixed_prob_policy,
+)
+
+
+# ----------------------------------------------------------------------------- public functions
+
+
+def _prob(func, prob, like):
+    if _validate.is_py_number(prob):
+        p = float(prob)
+        if not (0.0 <= p <= 1.0):
+            raise ValueError(f"{func}(): argument 'prob' must be a probability in [0, 1], got {p}")
+        return _xp.full((), np.float32(p), _dtypes.float32, like)
+    p = _validate.float_scalar(func, "prob", prob, like=like)
+    h = _xp.host(p)
+    if h is not None and not (0.0 <= float(h) <= 1.0):
+        raise ValueError(f"{func}(): argument 'prob' must be a probability in [0, 1], got {float(h)}")
+    return _xp.astype(p, _dtypes.float32)
+
+
+def _params(func, names, values, like, like_dtype):
+    """0-d weight-parameter arrays sharing one float dtype, of ``like``'s framework."""
     arrays = [
-        None if _validate.is_py_number(v) else _validate.float_scalar(func, n, v)
+        None if _validate.is_py_number(v) else _validate.float_scalar(func, n, v, like=like)
         for n, v in zip(names, values)
     ]
-    given = [a.dtype for a in arrays if a is not None]
+    given = [_xp.dtype_of(a) for a in arrays if a is not None]
     if given:
-        dt = np.result_type(*given)
-    if dt is None:
-        dt = np.dtype(np.float32)
-    return [
-        np.asarray(v, dtype=dt) if a is None else a.astype(dt, copy=False) for a, v in zip(arrays, values)
-    ]
-
-
-def _mv(func, dist, x, params, names, prob, seed, shape, transpose, allow_bool):
-    if not isinstance(transpose, (bool, np.bool_)):
-        raise TypeError(f"{func}(): argument 'transpose' must be a bool, got {transpose!r}")
-    transpose = bool(transpose)
-    m, n = _validate.shape2(func, shape)
-    like = x.dtype if isinstance(x, np.ndarray) else None
-    ws = _params(func, names, params, like)
-    p = _prob(func, prob)
-    s = _validate.int_scalar(func, "seed", seed)
-    name = "events" if allow_bool else "vector"
-    if transpose:
-        x = _validate.dense_operand(
-            func, name, x, m, ndim=1, allow_bool=allow_bool, where="shape[0] (transpose=True)"
-        )
-        n_out = n
-        active = np.count_nonzero(x) if m * n * float(p) >= _policy._JITC_PAR[0] else 0
-        serial = _policy.jitc_serial(active * n * float(p))
-        blocks = 1 if serial else _policy.threads()
-        scratch = (((blocks - 1) * n_out,), ws[0].dtype)
+        dt = _dtypes.float64 if _dtypes.float64 in given else _dtypes.float32
+    elif like_dtype is not None:
+        dt = like_dtype
     else:
-        x = _validate.dense_operand(
-            func, name, x, n, ndim=1, allow_bool=allow_bool, where="shape[1] (transpose=False)"
-        )
-        n_out = m
-        serial = _policy.jitc_serial(m * n * float(p))
-        scratch = ((0,), ws[0].dtype)
-    (out,) = run(
-        _L[dist], (x, *ws, p, s), [((n_out,), ws[0].dtype)], (transpose,), serial=serial, scratch=scratch
-    )
-    return out
+        dt = _dtypes.float32
+    return [_xp.full((), v, dt, like) if a is None else _xp.astype(a, dt) for a, v in zip(arrays, values)]
+
+
+def _float_like(x):
+    d = _xp.dtype_of(x)
+    return d if d in (_dtypes.float32, _dtypes.float64) else None
+
+
+def _mv(func, dist, x, params, prob, seed, shape, transpose, allow_bool):
+    transpose = _validate.check_bool(func, "transpose", transpose)
+    m, n = _validate.shape2(func, shape)
+    name = "events" if allow_bool else "vector"
+    x = _validate.as_array(func, name, x)
+    if transpose:
+        x = _validate.dense_operand(func, name, x, m, ndim=1, allow_bool=allow_bool,
+                                    where="shape[0] (transpose=True)")  # fmt: skip
+    else:
+        x = _validate.dense_operand(func, name, x, n, ndim=1, allow_bool=allow_bool,
+                                    where="shape[1] (transpose=False)")  # fmt: skip
+    ws = _params(func, _PARAMS[dist], params, x, _float_like(x))
+    p = _prob(func, prob, x)
+    s = _validate.int_scalar(func, "seed", seed, like=x)
+    return _OPS[func](x, *ws, p, s, shape=(m, n), transpose=transpose)
 
 
 _MV_DOC = """{summary}
@@ -187,35 +329,31 @@ def _doc(fn, dist, event):
 
 
 def jitc_mv_prob_homo(vector, weight, prob, seed, *, shape, transpose=False):
-    return _mv(
-        "jitc_mv_prob_homo", "homo", vector, (weight,), ["weight"], prob, seed, shape, transpose, False
-    )
+    return _mv("jitc_mv_prob_homo", "homo", vector, (weight,), prob, seed, shape, transpose, False)
 
 
 def jitc_mv_prob_uniform(vector, w_low, w_high, prob, seed, *, shape, transpose=False):
-    return _mv("jitc_mv_prob_uniform", "uniform", vector, (w_low, w_high), ["w_low", "w_high"], prob, seed, shape,
-               transpose, False)  # fmt: skip
-
-
-def jitc_mv_prob_normal(vector, w_mu, w_sigma, prob, seed, *, shape, transpose=False):
-    return _mv("jitc_mv_prob_normal", "normal", vector, (w_mu, w_sigma), ["w_mu", "w_sigma"], prob, seed, shape,
-               transpose, False)  # fmt: skip
-
-
-def jitc_event_mv_prob_homo(events, weight, prob, seed, *, shape, transpose=False):
     return _mv(
-        "jitc_event_mv_prob_homo", "homo", events, (weight,), ["weight"], prob, seed, shape, transpose, True
+        "jitc_mv_prob_uniform", "uniform", vector, (w_low, w_high), prob, seed, shape, transpose, False
     )
 
 
+def jitc_mv_prob_normal(vector, w_mu, w_sigma, prob, seed, *, shape, transpose=False):
+    return _mv("jitc_mv_prob_normal", "normal", vector, (w_mu, w_sigma), prob, seed, shape, transpose, False)
+
+
+def jitc_event_mv_prob_homo(events, weight, prob, seed, *, shape, transpose=False):
+    return _mv("jitc_event_mv_prob_homo", "homo", events, (weight,), prob, seed, shape, transpose, True)
+
+
 def jitc_event_mv_prob_uniform(events, w_low, w_high, prob, seed, *, shape, transpose=False):
-    return _mv("jitc_event_mv_prob_uniform", "uniform", events, (w_low, w_high), ["w_low", "w_high"], prob, seed,
-               shape, transpose, True)  # fmt: skip
+    return _mv("jitc_event_mv_prob_uniform", "uniform", events, (w_low, w_high), prob, seed, shape, transpose,
+               True)  # fmt: skip
 
 
 def jitc_event_mv_prob_normal(events, w_mu, w_sigma, prob, seed, *, shape, transpose=False):
-    return _mv("jitc_event_mv_prob_normal", "normal", events, (w_mu, w_sigma), ["w_mu", "w_sigma"], prob, seed,
-               shape, transpose, True)  # fmt: skip
+    return _mv("jitc_event_mv_prob_normal", "normal", events, (w_mu, w_sigma), prob, seed, shape, transpose,
+               True)  # fmt: skip
 
 
 for _f, _d, _e in [
@@ -227,19 +365,18 @@ for _f, _d, _e in [
     (jitc_event_mv_prob_normal, "normal", True),
 ]:
     _doc(_f, _d, _e)
+    _f.operator = _OPS[_f.__name__]
 
 
-def _todense(func, dist, params, names, prob, seed, shape, transpose):
-    if not isinstance(transpose, (bool, np.bool_)):
-        raise TypeError(f"{func}(): argument 'transpose' must be a bool, got {transpose!r}")
+def _todense(func, dist, params, prob, seed, shape, transpose):
+    transpose = _validate.check_bool(func, "transpose", transpose)
     m, n = _validate.shape2(func, shape)
-    ws = _params(func, names, params, None)
-    p = _prob(func, prob)
-    s = _validate.int_scalar(func, "seed", seed)
-    oshape = (n, m) if transpose else (m, n)
-    serial = _policy.jitc_serial(m * n * float(p))
-    (out,) = run(_L_DENSE[dist], (*ws, p, s), [(oshape, ws[0].dtype)], (bool(transpose),), serial=serial)
-    return out
+    like = next((v for v in (*params, prob, seed) if not _validate.is_py_number(v)), np.zeros(()))
+    like = _validate.as_array(func, "weight", like)
+    ws = _params(func, _PARAMS[dist], params, like, None)
+    p = _prob(func, prob, like)
+    s = _validate.int_scalar(func, "seed", seed, like=like)
+    return _OPS[func](*ws, p, s, shape=(m, n), transpose=transpose)
 
 
 _DENSE_DOC = """The dense just-in-time random matrix ``A`` ({dist} weights) of the ``jitc_*_prob_{dist}`` products.
@@ -279,22 +416,21 @@ _DENSE_DOC = """The dense just-in-time random matrix ``A`` ({dist} weights) of t
 
 
 def jitc_todense_prob_homo(weight, prob, seed, *, shape, transpose=False):
-    return _todense("jitc_todense_prob_homo", "homo", (weight,), ["weight"], prob, seed, shape, transpose)
+    return _todense("jitc_todense_prob_homo", "homo", (weight,), prob, seed, shape, transpose)
 
 
 def jitc_todense_prob_uniform(w_low, w_high, prob, seed, *, shape, transpose=False):
-    return _todense("jitc_todense_prob_uniform", "uniform", (w_low, w_high), ["w_low", "w_high"], prob, seed, shape,
-                    transpose)  # fmt: skip
+    return _todense("jitc_todense_prob_uniform", "uniform", (w_low, w_high), prob, seed, shape, transpose)
 
 
 def jitc_todense_prob_normal(w_mu, w_sigma, prob, seed, *, shape, transpose=False):
-    return _todense("jitc_todense_prob_normal", "normal", (w_mu, w_sigma), ["w_mu", "w_sigma"], prob, seed, shape,
-                    transpose)  # fmt: skip
+    return _todense("jitc_todense_prob_normal", "normal", (w_mu, w_sigma), prob, seed, shape, transpose)
 
 
 for _f, _d in [(jitc_todense_prob_homo, "homo"), (jitc_todense_prob_uniform, "uniform"),
                (jitc_todense_prob_normal, "normal")]:  # fmt: skip
     _f.__doc__ = _DENSE_DOC.format(dist=_d, wparams=_W[_d][0], ex=_EX[_d])
+    _f.operator = _OPS[_f.__name__]
 
 
 def fixed_prob_csr(n_pre, n_post, prob, seed, *, index_dtype=np.int32):
@@ -346,14 +482,14 @@ def fixed_prob_csr(n_pre, n_post, prob, seed, *, index_dtype=np.int32):
     """
     func = "fixed_prob_csr"
     m, n = _validate.shape2(func, (n_pre, n_post))
-    p = _prob(func, prob)
-    s = _validate.int_scalar(func, "seed", seed)
+    like = np.zeros(())
+    p = np.asarray(_xp.host(_prob(func, prob, like)), np.float32)
+    s = np.asarray(_xp.host(_validate.int_scalar(func, "seed", seed, like=like)))
     idt = np.dtype(index_dtype)
     if idt not in _validate._INDEX_DTYPES:
         raise TypeError(f"{func}(): argument 'index_dtype' must be int32 or int64, got {index_dtype!r}")
     ncols = np.asarray(n, dtype=np.int64)
-    serial = _policy.jitc_serial(m * n * float(p))
-    (counts,) = run(_L_COUNTS, (p, s, ncols), [((m,), np.int64)], (), serial=serial)
+    counts = _COUNTS(p, s, ncols, n_rows=m)
     indptr = np.zeros(m + 1, np.int64)
     np.cumsum(counts, out=indptr[1:])
     nnz = int(indptr[-1])
@@ -362,5 +498,5 @@ def fixed_prob_csr(n_pre, n_post, prob, seed, *, index_dtype=np.int32):
             f"{func}(): {nnz} synapses do not fit {idt} indices (Taichi arrays hold < 2**31 elements)"
         )
     indptr = indptr.astype(idt)
-    (indices,) = run(_L_FILL, (p, s, ncols, indptr), [((nnz,), idt)], (), serial=serial)
+    indices = _FILL(p, s, ncols, indptr, nnz=nnz)
     return indices, indptr

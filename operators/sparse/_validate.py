@@ -1,13 +1,14 @@
-"""Argument checks of the sparse operators.
+"""Argument checks of the sparse operators, for the arrays of every framework.
 
-Shapes and dtypes are always checked. Values (``indptr`` starts at 0, never decreases
-and ends at ``nnz``; every column index lies in ``[0, n)``) are checked when they are
-concrete, i.e. in eager calls. Checking the values reads the whole connectivity, which
-costs more than an event-driven product itself, so the result is remembered for the
-pair of index arrays (by identity, for as long as both arrays live): a network's
-connectivity is checked once, not once per time step. Arrays mutated in place after
-their first use are not re-checked; the kernels bounds-check every access regardless,
-so invalid values give wrong numbers, never an out-of-bounds access.
+Shapes and dtypes are always checked (they are known even under ``jax.jit`` and
+``torch.compile``). Values (``indptr`` starts at 0, never decreases and ends at ``nnz``;
+every column index lies in ``[0, n)``) are checked when they are concrete: NumPy, eager
+torch, eager JAX, CuPy and TiArray arrays, not tracers. Checking the values reads the
+whole connectivity, which costs more than an event-driven product itself, so the result
+is remembered for the pair of index arrays (by identity, for as long as both arrays
+live): a network's connectivity is checked once, not once per time step. Arrays mutated
+in place after their first use are not re-checked; the kernels bounds-check every access
+regardless, so invalid values give wrong numbers, never an out-of-bounds access.
 """
 
 from __future__ import annotations
@@ -17,10 +18,18 @@ import weakref
 
 import numpy as np
 
-__all__ = ["shape2", "csr", "dense_operand", "float_scalar", "int_scalar"]
+from tiarray import _dtypes
+from tiarray._detect import framework_of
+
+from . import _xp
+
+__all__ = ["shape2", "csr", "dense_operand", "float_scalar", "int_scalar", "as_array"]
 
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_F32, _F64, _BOOL = _dtypes.float32, _dtypes.float64, _dtypes.bool
+_FLOATS = (_F32, _F64)
+_INTS = (_dtypes.int32, _dtypes.int64)
 
 # (id(indices), id(indptr), n_cols) -> (weakref(indices), weakref(indptr))
 _checked: dict = {}
@@ -49,14 +58,21 @@ def shape2(func: str, shape) -> tuple[int, int]:
     return m, n
 
 
-def _array(func: str, name: str, x) -> np.ndarray:
-    if isinstance(x, np.ndarray):
+def check_bool(func: str, name: str, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{func}(): argument '{name}' must be a bool, got {value!r}")
+    return bool(value)
+
+
+def as_array(func: str, name: str, x):
+    """``x`` if it is an array of a supported framework, else ``np.asarray(x)``."""
+    fw = framework_of(x)
+    if fw in ("numpy", "torch", "jax", "cupy", "tiarray"):
         return x
-    if hasattr(x, "__dlpack__") and not isinstance(x, (int, float, bool)):
-        try:
-            return np.from_dlpack(x)
-        except Exception:
-            pass
+    if fw == "taichi":
+        import tiarray as ta
+
+        return ta.asarray(x)
     try:
         return np.asarray(x)
     except Exception as e:
@@ -65,88 +81,108 @@ def _array(func: str, name: str, x) -> np.ndarray:
         ) from None
 
 
-def index_array(func: str, name: str, x) -> np.ndarray:
-    """A 1-D C-contiguous int32 or int64 array (other integer dtypes are converted)."""
-    a = _array(func, name, x)
-    if a.dtype not in _INDEX_DTYPES:
-        if a.dtype.kind not in "iu" or a.dtype == np.bool_:
+def _dtype(func, name, a) -> _dtypes.DType:
+    try:
+        return _xp.dtype_of(a)
+    except TypeError:
+        raise TypeError(f"{func}(): argument '{name}' has an unsupported dtype {a.dtype}") from None
+
+
+def index_array(func: str, name: str, x):
+    """A 1-D int32 or int64 array (other integer dtypes are converted to int64)."""
+    a = as_array(func, name, x)
+    d = _dtype(func, name, a)
+    if d not in _INTS:
+        if d.kind not in "iu":
             raise TypeError(
-                f"{func}(): argument '{name}' must be an integer array (int32 or int64), got dtype {a.dtype}"
+                f"{func}(): argument '{name}' must be an integer array (int32 or int64), got dtype {d.name}"
             )
-        if a.dtype == np.uint64 and a.size and a.max() > np.iinfo(np.int64).max:
-            raise ValueError(f"{func}(): argument '{name}' holds values too large for int64")
-        a = a.astype(np.int64)
-    if a.ndim != 1:
-        raise ValueError(f"{func}(): argument '{name}' must be 1-D, got shape {a.shape}")
-    return np.ascontiguousarray(a)
+        if d is _dtypes.uint64:
+            h = _xp.host(a)
+            if h is not None and h.size and h.max() > np.iinfo(np.int64).max:
+                raise ValueError(f"{func}(): argument '{name}' holds values too large for int64")
+        a = _xp.astype(a, _dtypes.int64)
+    if len(a.shape) != 1:
+        raise ValueError(f"{func}(): argument '{name}' must be 1-D, got shape {tuple(a.shape)}")
+    return a
 
 
-def _weights(func: str, weights, nnz: int, like_dtype) -> np.ndarray:
+def _weights(func: str, weights, nnz: int, like_dtype, like):
     if is_py_number(weights):
-        dt = like_dtype if like_dtype in _FLOAT_DTYPES else np.dtype(np.float32)
-        return np.asarray(weights, dtype=dt)
-    w = _array(func, "weights", weights)
-    if w.dtype not in _FLOAT_DTYPES:
-        raise TypeError(f"{func}(): argument 'weights' must be float32 or float64, got dtype {w.dtype}")
-    if w.shape == () or w.shape == (1,):
-        return np.ascontiguousarray(w).reshape(())
-    if w.shape != (nnz,):
+        dt = like_dtype if like_dtype in _FLOATS else _F32
+        return _xp.full((), weights, dt, like)
+    w = as_array(func, "weights", weights)
+    d = _dtype(func, "weights", w)
+    if d not in _FLOATS:
+        raise TypeError(f"{func}(): argument 'weights' must be float32 or float64, got dtype {d.name}")
+    shape = tuple(w.shape)
+    if shape == ():
+        return w
+    if shape == (1,):
+        return w.reshape(())
+    if shape != (nnz,):
         raise ValueError(
             f"{func}(): argument 'weights' must have shape () or (1,) (one weight for every synapse) "
-            f"or (nnz,) = ({nnz},), got {w.shape}"
+            f"or (nnz,) = ({nnz},), got {shape}"
         )
-    return np.ascontiguousarray(w)
+    return w
 
 
-def _check_values(func: str, indices: np.ndarray, indptr: np.ndarray, n_cols: int) -> None:
+def _check_values(func: str, indices, indptr, n_cols: int) -> None:
     key = (id(indices), id(indptr), n_cols)
     hit = _checked.get(key)
     if hit is not None and hit[0]() is indices and hit[1]() is indptr:
         return
-    nnz = indices.shape[0]
-    if indptr.shape[0] and (indptr[0] != 0 or indptr[-1] != nnz):
+    hi_ = _xp.host(indices)
+    hp = _xp.host(indptr)
+    if hi_ is None or hp is None:
+        return  # traced: the kernels stay in bounds regardless
+    nnz = hi_.shape[0]
+    if hp.shape[0] and (hp[0] != 0 or hp[-1] != nnz):
         raise ValueError(
             f"{func}(): argument 'indptr' must start at 0 and end at nnz = len(indices) = {nnz}, "
-            f"got indptr[0] = {int(indptr[0])}, indptr[-1] = {int(indptr[-1])}"
+            f"got indptr[0] = {int(hp[0])}, indptr[-1] = {int(hp[-1])}"
         )
-    if indptr.shape[0] > 1:
-        d = np.diff(indptr)
+    if hp.shape[0] > 1:
+        d = np.diff(hp)
         if d.size and d.min() < 0:
             i = int(np.argmax(d < 0))
             raise ValueError(
-                f"{func}(): argument 'indptr' must be non-decreasing, got indptr[{i}] = {int(indptr[i])} > "
-                f"indptr[{i + 1}] = {int(indptr[i + 1])}"
+                f"{func}(): argument 'indptr' must be non-decreasing, got indptr[{i}] = {int(hp[i])} > "
+                f"indptr[{i + 1}] = {int(hp[i + 1])}"
             )
     if nnz:
-        lo = indices.min()
-        hi = indices.max()
+        lo = hi_.min()
+        hi = hi_.max()
         if lo < 0 or hi >= n_cols:
-            bad = int(np.argmax((indices < 0) | (indices >= n_cols)))
+            bad = int(np.argmax((hi_ < 0) | (hi_ >= n_cols)))
             raise IndexError(
-                f"{func}(): argument 'indices' holds column index {int(indices[bad])} at position {bad}, "
+                f"{func}(): argument 'indices' holds column index {int(hi_[bad])} at position {bad}, "
                 f"outside [0, {n_cols}) (the matrix has {n_cols} columns)"
             )
     try:
         refs = (weakref.ref(indices), weakref.ref(indptr))
-    except TypeError:  # pragma: no cover - numpy arrays are weak-referenceable
+    except TypeError:  # not weak-referenceable: checked again next time
         return
     if len(_checked) >= _MAX_CHECKED:
         _checked.pop(next(iter(_checked)))
     _checked[key] = refs
 
 
-# (id(weights), id(indices), id(indptr), shape) -> (weakrefs..., validated result)
+# (id(weights), id(indices), id(indptr), shape, check_values, like dtype) -> (weakrefs..., result)
 _fast: dict = {}
 
 
-def csr(func: str, weights, indices, indptr, shape, *, like_dtype=None, check_values: bool = True):
+def csr(func: str, weights, indices, indptr, shape, *, like_dtype=None, like=None, check_values: bool = True):
     """Validated ``(weights, indices, indptr, m, n)``; homogeneous weights come back with shape ().
 
-    The result for a triple of NumPy arrays is remembered (by identity, while they live):
-    a simulation calls the same operator on the same connectivity every step.
+    ``like`` (an operand of the call) gives the framework and device of a weight given as
+    a Python number, ``like_dtype`` its dtype. The result for a triple of arrays is
+    remembered (by identity, while they live): a simulation calls the same operator on
+    the same connectivity every step.
     """
     key = None
-    if type(weights) is np.ndarray and type(indices) is np.ndarray and type(indptr) is np.ndarray:
+    if not is_py_number(weights):
         try:
             key = (id(weights), id(indices), id(indptr), shape, check_values)
             hit = _fast.get(key)
@@ -154,18 +190,25 @@ def csr(func: str, weights, indices, indptr, shape, *, like_dtype=None, check_va
             key = hit = None
         if hit is not None and hit[0]() is weights and hit[1]() is indices and hit[2]() is indptr:
             return hit[3]
-    res = _csr_slow(func, weights, indices, indptr, shape, like_dtype=like_dtype, check_values=check_values)
-    w = res[0]
-    # remember only results that share memory with the inputs (no converting copies), so
-    # that in-place updates of the caller's arrays (plasticity) are seen
-    if key is not None and (w is weights or w.base is weights) and res[1] is indices and res[2] is indptr:
-        if len(_fast) >= _MAX_CHECKED:
-            _fast.pop(next(iter(_fast)))
-        _fast[key] = (weakref.ref(weights), weakref.ref(indices), weakref.ref(indptr), res)
+    res = _csr_slow(
+        func, weights, indices, indptr, shape, like_dtype=like_dtype, like=like, check_values=check_values
+    )
+    # remember only results that are the inputs themselves (a reshaped weight aside): no
+    # converting copies, so in-place updates of the caller's arrays (plasticity) are seen
+    if key is not None and res[1] is indices and res[2] is indptr and not _xp.is_traced(weights):
+        w = res[0]
+        if w is weights or tuple(weights.shape) == (1,):
+            try:
+                entry = (weakref.ref(weights), weakref.ref(indices), weakref.ref(indptr), res)
+            except TypeError:
+                return res
+            if len(_fast) >= _MAX_CHECKED:
+                _fast.pop(next(iter(_fast)))
+            _fast[key] = entry
     return res
 
 
-def _csr_slow(func, weights, indices, indptr, shape, *, like_dtype, check_values):
+def _csr_slow(func, weights, indices, indptr, shape, *, like_dtype, like, check_values):
     m, n = shape2(func, shape)
     indices = index_array(func, "indices", indices)
     indptr = index_array(func, "indptr", indptr)
@@ -176,54 +219,67 @@ def _csr_slow(func, weights, indices, indptr, shape, *, like_dtype, check_values
     nnz = indices.shape[0]
     if nnz >= 2**31:
         raise ValueError(f"{func}(): at most 2**31 - 1 synapses are supported, got {nnz}")
-    w = _weights(func, weights, nnz, like_dtype)
+    w = _weights(func, weights, nnz, like_dtype, like if like is not None else indices)
     if check_values:
         _check_values(func, indices, indptr, n)
     return w, indices, indptr, m, n
 
 
 def dense_operand(func: str, name: str, x, length: int, *, ndim: int, allow_bool: bool, where: str):
-    """A C-contiguous bool or float32/float64 operand with ``shape[0] == length``."""
-    a = _array(func, name, x)
-    if a.dtype == np.bool_:
+    """A bool or float32/float64 operand with ``ndim`` dimensions and ``shape[0] == length``."""
+    a = as_array(func, name, x)
+    d = _dtype(func, name, a)
+    if d is _BOOL:
         if not allow_bool:
             raise TypeError(
                 f"{func}(): argument '{name}' must be float32 or float64, got bool "
                 "(use the event_ variant for spike vectors)"
             )
-    elif a.dtype not in _FLOAT_DTYPES:
+    elif d not in _FLOATS:
         kinds = "bool, float32 or float64" if allow_bool else "float32 or float64"
-        raise TypeError(f"{func}(): argument '{name}' must be {kinds}, got dtype {a.dtype}")
-    if a.ndim != ndim:
-        raise ValueError(f"{func}(): argument '{name}' must be {ndim}-D, got shape {a.shape}")
-    if a.shape[0] != length:
-        raise ValueError(f"{func}(): argument '{name}' must have length {where} = {length}, got {a.shape[0]}")
-    return np.ascontiguousarray(a)
+        raise TypeError(f"{func}(): argument '{name}' must be {kinds}, got dtype {d.name}")
+    shape = tuple(a.shape)
+    if len(shape) != ndim:
+        raise ValueError(f"{func}(): argument '{name}' must be {ndim}-D, got shape {shape}")
+    if shape[0] != length:
+        raise ValueError(f"{func}(): argument '{name}' must have length {where} = {length}, got {shape[0]}")
+    return a
 
 
-def float_scalar(func: str, name: str, x, dtype=None) -> np.ndarray:
-    """A 0-d float array (Python numbers become ``dtype``, default float32)."""
+def float_scalar(func: str, name: str, x, dtype=None, like=None):
+    """A 0-d float array (Python numbers become ``dtype``, default float32, in ``like``'s framework)."""
     if is_py_number(x):
-        return np.asarray(x, dtype=dtype or np.float32)
-    a = _array(func, name, x)
-    if a.dtype not in _FLOAT_DTYPES:
+        return _xp.full((), x, dtype or _F32, like if like is not None else np.zeros(()))
+    a = as_array(func, name, x)
+    d = _dtype(func, name, a)
+    if d not in _FLOATS:
         raise TypeError(
-            f"{func}(): argument '{name}' must be a float32 or float64 scalar, got dtype {a.dtype}"
+            f"{func}(): argument '{name}' must be a float32 or float64 scalar, got dtype {d.name}"
         )
-    if a.size != 1:
-        raise ValueError(f"{func}(): argument '{name}' must be a scalar, got shape {a.shape}")
-    return np.ascontiguousarray(a).reshape(())
+    size = 1
+    for s in a.shape:
+        size *= s
+    if size != 1:
+        raise ValueError(f"{func}(): argument '{name}' must be a scalar, got shape {tuple(a.shape)}")
+    return a.reshape(()) if tuple(a.shape) != () else a
 
 
-def int_scalar(func: str, name: str, x) -> np.ndarray:
-    """A 0-d integer array (int32, int64 or uint32)."""
+def int_scalar(func: str, name: str, x, like=None):
+    """A 0-d integer array (Python ints become uint32, taken modulo 2**32)."""
     if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
-        return np.asarray(int(x) & 0xFFFFFFFF, dtype=np.uint32)
-    a = _array(func, name, x)
-    if a.dtype.kind not in "iu" or a.dtype == np.bool_:
-        raise TypeError(f"{func}(): argument '{name}' must be an integer scalar, got dtype {a.dtype}")
-    if a.size != 1:
-        raise ValueError(f"{func}(): argument '{name}' must be a scalar, got shape {a.shape}")
-    if a.dtype not in (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.uint32)):
-        a = a.astype(np.int64)
-    return np.ascontiguousarray(a).reshape(())
+        like = like if like is not None else np.zeros(())
+        # torch has no general uint32 support: int64 holds every 32-bit seed too
+        dt = _dtypes.int64 if framework_of(like) == "torch" else _dtypes.uint32
+        return _xp.full((), int(x) & 0xFFFFFFFF, dt, like)
+    a = as_array(func, name, x)
+    d = _dtype(func, name, a)
+    if d.kind not in "iu":
+        raise TypeError(f"{func}(): argument '{name}' must be an integer scalar, got dtype {d.name}")
+    size = 1
+    for s in a.shape:
+        size *= s
+    if size != 1:
+        raise ValueError(f"{func}(): argument '{name}' must be a scalar, got shape {tuple(a.shape)}")
+    if d not in (_dtypes.int32, _dtypes.int64, _dtypes.uint32):
+        a = _xp.astype(a, _dtypes.int64)
+    return a.reshape(()) if tuple(a.shape) != () else a
