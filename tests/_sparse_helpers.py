@@ -83,3 +83,69 @@ def parallel_mode(mode):
         yield
     finally:
         _policy.set_thresholds(**old)
+
+
+# ----------------------------------------------------------------------------- frameworks
+
+
+class NumpyFW:
+    """Converts test data to a framework's arrays and back (the NumPy one is the identity)."""
+
+    name = "numpy"
+
+    def arr(self, a):
+        return np.array(a)
+
+    def np(self, y):
+        assert isinstance(y, np.ndarray), type(y)
+        return y
+
+    def ctx(self):
+        return contextlib.nullcontext()
+
+
+class TorchFW(NumpyFW):
+    name = "torch"
+
+    def __init__(self, torch):
+        self.torch = torch
+
+    def arr(self, a):
+        return self.torch.from_numpy(np.array(a))
+
+    def np(self, y):
+        assert type(y) is self.torch.Tensor, type(y)
+        return y.detach().cpu().numpy()
+
+
+class JaxFW(NumpyFW):
+    name = "jax"
+
+    def __init__(self, jax):
+        self.jax = jax
+
+    def arr(self, a):
+        import jax.numpy as jnp
+
+        return jnp.asarray(np.array(a))
+
+    def np(self, y):
+        assert isinstance(y, self.jax.Array), type(y)
+        return np.asarray(y)
+
+    def ctx(self):
+        return self.jax.enable_x64(True)
+
+
+class CupyFW(NumpyFW):
+    name = "cupy"
+
+    def __init__(self, cupy):
+        self.cupy = cupy
+
+    def arr(self, a):
+        return self.cupy.asarray(np.array(a))
+
+    def np(self, y):
+        assert isinstance(y, self.cupy.ndarray), type(y)
+        return y.get()
