@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
 from _sparse_helpers import random_csr
+
 from tiarray import UndefinedPrimal
 
 
@@ -153,17 +154,17 @@ def test_sddmm_and_to_dense_transposes(mat):
         y = sp.csr_sddmm(idx, ptr, a, b, shape=shape)
         ct = rng.standard_normal(y.shape)
 
-        def L(a_, b_):
+        def L(a_, b_, ct=ct):
             return (ct * sp.csr_sddmm(idx, ptr, a_, b_, shape=shape)).sum()
 
         ga = _T(sp.csr_sddmm, ct, (idx, ptr, a, b), 2, shape=shape)
         gb = _T(sp.csr_sddmm, ct, (idx, ptr, a, b), 3, shape=shape)
-        np.testing.assert_allclose(ga, _fd_grad(lambda a_: L(a_, b), a), rtol=1e-8, atol=1e-8)
-        np.testing.assert_allclose(gb, _fd_grad(lambda b_: L(a, b_), b), rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(ga, _fd_grad(lambda a_, b=b: L(a_, b), a), rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(gb, _fd_grad(lambda b_, a=a: L(a, b_), b), rtol=1e-8, atol=1e-8)
     for weights in (w, np.asarray(0.3)):
         ct = rng.standard_normal(shape)
         g = _T(sp.csr_to_dense, ct, (weights, idx, ptr), 0, shape=shape)
-        want = _fd_grad(lambda w_: (ct * sp.csr_to_dense(w_, idx, ptr, shape=shape)).sum(), weights)
+        want = _fd_grad(lambda w_, ct=ct: (ct * sp.csr_to_dense(w_, idx, ptr, shape=shape)).sum(), weights)
         assert g.shape == weights.shape
         np.testing.assert_allclose(g, want, rtol=1e-8, atol=1e-8)
 
@@ -274,7 +275,7 @@ def test_jitc_todense_rules(dist):
         for i in range(len(params)):
             g = _T(f, ct, (*params, prob, seed), i, **st)
 
-            def L(p, i=i):
+            def L(p, i=i, ct=ct, st=st):
                 ps = list(params)
                 ps[i] = p
                 return (ct * f(*ps, prob, seed, **st)).sum()
@@ -283,7 +284,7 @@ def test_jitc_todense_rules(dist):
         dps = [np.asarray(rng.standard_normal()) for _ in params]
         got = _J(f, (*params, prob, seed), (*dps, None, None), **st)
         np.testing.assert_allclose(
-            got, _fd_jvp(lambda *ps: f(*ps, prob, seed, **st), params, dps), rtol=1e-8, atol=1e-8
+            got, _fd_jvp(lambda *ps, st=st: f(*ps, prob, seed, **st), params, dps), rtol=1e-8, atol=1e-8
         )
 
 
