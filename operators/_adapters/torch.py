@@ -186,12 +186,14 @@ def _host(a):
 
 def _extra(plan, contig, vals, dev, keep):
     """Scratch buffers and the per-call variant: appends the scratch launch values."""
-    spec, scratch = plan.select(HostInputs(len(contig), lambda i: _host(contig[i])))
-    keep = keep or []
+    spec, scratch = plan.select(HostInputs(len(contig), lambda i: _host(contig[i])) if plan.decide else ())
     for shape, ls, nb, d in scratch:
-        o = torch.zeros(shape, dtype=_torch_dtype(d), device=dev)
-        keep.append(o)
-        vals.append((o.data_ptr() or 1, nb, ls))
+        if nb:
+            o = torch.zeros(shape, dtype=_torch_dtype(d), device=dev)
+            keep = (keep or []) + [o]
+            vals.append((o.data_ptr(), nb, ls))
+        else:  # nothing to zero: a constant non-null pointer (the launch context keeps it)
+            vals.append((1, 0, ls))
     return spec, keep
 
 
@@ -629,10 +631,14 @@ def call(op, args, static):
                 vals.append((o.data_ptr(), nb, ls))
         spec = plan.spec
         if plan.extra:
-            contig = [
-                a.resolve_conj().resolve_neg().contiguous() if isinstance(a, _Tensor) and conv is None else a
-                for conv, a in zip(plan.in_conv, args)
-            ]
+            contig = args
+            if keep is not None:  # some inputs were copied: the policy reads the copies
+                contig = [
+                    a.resolve_conj().resolve_neg().contiguous()
+                    if isinstance(a, _Tensor) and conv is None
+                    else a
+                    for conv, a in zip(plan.in_conv, args)
+                ]
             spec, keep = _extra(plan, contig, vals, dev, keep)
         if dev.type == "cuda":  # pragma: no cover - needs a GPU
             _launch_cuda(spec, vals, dev)
