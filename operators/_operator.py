@@ -288,6 +288,10 @@ class Operator:
         inside the XLA custom call under ``jax.jit``; ``host_inputs[i]`` is a NumPy view
         of input ``i`` (built when first read; scalars are numbers). On GPUs the parallel
         variant always runs and ``decide`` is not called.
+    compile_options : dict, optional
+        Taichi ``CompileConfig`` fields set for this Operator's kernels only, e.g.
+        ``{"fast_math": True}`` for a reduction that LLVM may then vectorise across the
+        loop (``tiarray.init`` compiles with ``fast_math=False`` for IEEE semantics).
 
     Raises
     ------
@@ -331,6 +335,7 @@ class Operator:
         static_defaults: dict | None = None,
         scratch=None,
         policy=None,
+        compile_options: dict | None = None,
     ):
         if not isinstance(name, str) or not name:
             raise TypeError(f"Operator(): argument 'name' must be a non-empty str, got {name!r}")
@@ -348,7 +353,7 @@ class Operator:
         self._launchers = {}
         for arch, k in kernels.items():
             try:
-                self._launchers[arch] = Launcher(k, name=name)
+                self._launchers[arch] = Launcher(k, name=name, compile_options=compile_options)
             except TypeError as e:
                 raise TypeError(f"Operator({name!r}): kernel for '{arch}': {e}") from None
         launchers = list(self._launchers.values())

@@ -139,7 +139,58 @@ def check_jitc(fw, dist, event, transpose, wdtype):
     np.testing.assert_array_equal(again, got)
 
 
+def check_csr_object(fw):
+    rng = np.random.default_rng(11)
+    m, n = 23, 17
+    w, idx, ptr, dense = random_csr(m, n, 0.3, rng)
+    with fw.ctx():
+        for weights, D in ((w, dense), (np.float64(0.5), dense_of(0.5, idx, ptr, (m, n)))):
+            A = sp.CSR(fw.arr(weights), fw.arr(idx), fw.arr(ptr), shape=(m, n))
+            assert A.shape == (m, n) and A.T.shape == (n, m) and A.T.T is A
+            s_n, s_m = rng.random(n) < 0.3, rng.random(m) < 0.3
+            v_n, v_m = rng.standard_normal(n), rng.standard_normal(m)
+            S, V = rng.random((n, 3)) < 0.3, rng.standard_normal((m, 4))
+            cases = [
+                (A @ fw.arr(s_n), D @ s_n),  # event scatter over the cached A.T
+                (fw.arr(s_m) @ A, D.T @ s_m),  # event scatter over A
+                (A.T @ fw.arr(s_m), D.T @ s_m),
+                (A @ fw.arr(v_n), D @ v_n),  # gather over A
+                (A.T @ fw.arr(v_m), D.T @ v_m),  # gather over the cached A.T
+                (fw.arr(v_m) @ A, D.T @ v_m),
+                (A @ fw.arr(S), D @ S),
+                (A.T @ fw.arr(V), D.T @ V),
+                (fw.arr(V.T) @ A, V.T @ D),
+                (A.todense(), D),
+                (A.T.todense(), D.T),
+            ]
+            for got, want in cases:
+                if want is not None:
+                    np.testing.assert_allclose(fw.np(got), want, rtol=1e-12, atol=1e-12)
+        # the transpose was built once and is shared by with_weights
+        A2 = A.with_weights(fw.arr(np.float64(2.0)))
+        assert A2._struct_t is A._struct_t is not None
+        np.testing.assert_allclose(
+            fw.np(A2 @ fw.arr(s_n)), 2 * dense_of(1.0, idx, ptr, (m, n)) @ s_n, rtol=1e-12
+        )
+
+
 # ----------------------------------------------------------------------------- per framework
+
+
+def test_csr_object_numpy():
+    check_csr_object(NumpyFW())
+
+
+def test_csr_object_torch(torch):
+    check_csr_object(TorchFW(torch))
+
+
+def test_csr_object_jax(jax):
+    check_csr_object(JaxFW(jax))
+
+
+def test_csr_object_cupy(cupy):
+    check_csr_object(CupyFW(cupy))
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -568,3 +619,33 @@ def test_torch_mixed_frameworks_raise(torch):
     w, idx, ptr, _ = _mat(rng)
     with pytest.raises(TypeError, match="mix arrays of two frameworks"):
         sp.csrmv(torch.tensor(w), idx, ptr, torch.ones(7, dtype=torch.float64), shape=(9, 7))
+
+
+def test_jax_csr_object_under_jit_and_grad(jax):
+    jnp = jax.numpy
+    rng = np.random.default_rng(12)
+    m, n = 30, 20
+    w, idx, ptr, dense = random_csr(m, n, 0.2, rng)
+    with jax.enable_x64(True):
+        A = sp.CSR(jnp.asarray(w), idx, ptr, shape=(m, n))
+        e = rng.random(n) < 0.3
+        f = jax.jit(lambda e: A @ e)  # closes over the object (its cached transpose)
+        np.testing.assert_allclose(np.asarray(f(e)), dense @ e, rtol=1e-12)
+        # the weights of a CSR are differentiable through the cached permutation
+        g = jax.grad(lambda w_: (A.with_weights(w_) @ e).sum())(jnp.asarray(w))
+        rows = np.repeat(np.arange(m), np.diff(ptr))
+        np.testing.assert_allclose(np.asarray(g), e[idx].astype(float), rtol=1e-12)
+        assert rows.shape == g.shape
+    with pytest.raises(TypeError, match="must be concrete"):
+        jax.jit(lambda i: sp.CSR(w, i, ptr, shape=(m, n)).nnz)(idx)
+
+
+def test_torch_csr_object_grad(torch):
+    rng = np.random.default_rng(13)
+    m, n = 30, 20
+    w, idx, ptr, dense = random_csr(m, n, 0.2, rng)
+    A = sp.CSR(torch.tensor(w), torch.from_numpy(idx), torch.from_numpy(ptr), shape=(m, n))
+    tw = torch.tensor(w, requires_grad=True)
+    e = torch.tensor(rng.random(n) < 0.3)
+    (A.with_weights(tw) @ e).sum().backward()
+    np.testing.assert_allclose(tw.grad.numpy(), e.numpy()[idx].astype(float), rtol=1e-12)

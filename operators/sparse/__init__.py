@@ -27,6 +27,7 @@ from ._jitc import (
     jitc_todense_prob_normal,
     jitc_todense_prob_uniform,
 )
+from ._object import CSR
 from ._policy import set_thresholds
 
 __all__ = [
@@ -48,5 +49,6 @@ __all__ = [
     "jitc_todense_prob_uniform",
     "jitc_todense_prob_normal",
     "fixed_prob_csr",
+    "CSR",
     "set_thresholds",
 ]

@@ -24,6 +24,11 @@ def is_bool(a) -> bool:
     return a.get_type().element_type == ti.u8
 
 
+def is_i32(a) -> bool:
+    """Whether an ndarray argument holds int32 (index arrays: 32-bit comparisons suffice)."""
+    return a.get_type().element_type == ti.i32
+
+
 def ndim(a) -> int:
     return len(a.shape)
 
