@@ -13,6 +13,13 @@ per row, as in ``shared/peer-baselines-2026-11-29.md``), firing rate r in {0.01,
 0.1}, float32 weights, int32 indices. ``W`` has exactly ``round(p n^2)`` nonzeros at
 random positions.
 
+tiarray routes, all on the same data: the function API on NumPy arrays (``tiarray``, the
+reference of the ratios), on torch tensors (``ti torch``), inside ``jax.jit`` with the
+connectivity passed as jitted arguments (``ti jit``), and the :class:`tiarray.operators.CSR`
+object (``ti CSR``), which caches the transposed structure: ``A @ s`` becomes an event
+scatter over ``A.T``'s active rows and ``A.T @ v`` a gather (the other two directions are
+the function API again).
+
 Peers, each called as its documentation shows: ``scipy.sparse`` (``W @ s``; ``W.T @ s``
 through the CSC view), ``torch.sparse_csr_tensor`` (``W @ s``; a prebuilt ``W^T`` CSR for
 the transpose), ``jax.experimental.sparse`` BCSR (prebuilt ``W^T`` for the transpose:
@@ -258,8 +265,64 @@ def tiarray_call(sp, op, w, idx, ptr, x, n, transpose):
     return lambda: f(w, idx, ptr, x, shape=(n, n), transpose=transpose)
 
 
+class Routes:
+    """The tiarray routes other than NumPy: torch tensors, inside jax.jit, the CSR object."""
+
+    def __init__(self, have):
+        self.torch = "torch" in have
+        self.jax = "jax" in have
+        self._jit = {}
+
+    def build(self, sp, w, idx, ptr, n):
+        self.csr = sp.CSR(w, idx, ptr, shape=(n, n))
+        self.csr.T @ np.zeros(n, np.float32)  # build the cached transpose (not timed)
+        if self.torch:
+            import torch
+
+            self.t = tuple(torch.from_numpy(a) for a in (w, idx, ptr))
+        if self.jax:
+            import jax.numpy as jnp
+
+            self.j = tuple(jnp.asarray(a) for a in (w, idx, ptr))
+
+    def methods(self, sp, op, transpose, x, n):
+        f = getattr(sp, op)
+        out = []
+        if self.torch:
+            import torch
+
+            xt = torch.from_numpy(x)
+            tw, ti_, tp = self.t
+            out.append(
+                (
+                    "ti torch",
+                    lambda: f(tw, ti_, tp, xt, shape=(n, n), transpose=transpose),
+                    lambda r: r.numpy(),
+                )
+            )
+        if self.jax:
+            import jax
+            import jax.numpy as jnp
+
+            key = (op, transpose, n)
+            g = self._jit.get(key)
+            if g is None:
+                g = self._jit[key] = jax.jit(
+                    lambda w, i, p, x: f(w, i, p, x, shape=(n, n), transpose=transpose)
+                )
+            jw, ji, jp = self.j
+            xj = jnp.asarray(x)
+            out.append(("ti jit", lambda: g(jw, ji, jp, xj).block_until_ready(), np.asarray))
+        A = self.csr
+        if transpose:
+            out.append(("ti CSR", lambda: A.T @ x, np.asarray))
+        else:
+            out.append(("ti CSR", lambda: A @ x, np.asarray))
+        return out
+
+
 PEER_ORDER = ["scipy", "torch", "jax BCSR", "jax BCOO", "dense @", "brainevent"]
-VARIANT = "tiarray A^T"
+ROUTES = ["ti torch", "ti jit", "ti CSR"]
 
 
 def bounds(op, transpose, n, nnz, active_syn):
@@ -283,6 +346,7 @@ def main(argv=None):
     ap.add_argument("--ops", nargs="*", default=["event_csrmv", "csrmv"])
     ap.add_argument("--dense-max-n", type=int, default=10000)
     ap.add_argument("--no-peers", action="store_true", help="time tiarray only")
+    ap.add_argument("--no-routes", action="store_true", help="time tiarray's NumPy route only")
     ap.add_argument("--stat", choices=["min", "median"], default="min", help="statistic used for the ratios")
     args = ap.parse_args(argv)
     if args.quick:
@@ -303,6 +367,7 @@ def main(argv=None):
 
     tiarray._runtime.ensure_init()
     peers = Peers(args)
+    frameworks = dict(peers.have)
     if args.no_peers:
         peers.have = {}
     vers = peers.versions()
@@ -324,13 +389,14 @@ def main(argv=None):
     )
 
     rows = []
+    routes = Routes({} if args.no_routes else frameworks)
     t_start = time.perf_counter()
     for n in ns:
         p = p_of.get(n, 20.0 / n)
         w, idx, ptr = make_case(n, p, seed=n)
         nnz = idx.shape[0]
         peers.build(w, idx, ptr, n)
-        wT, idxT, ptrT = sp.csr_transpose(w, idx, ptr, shape=(n, n))
+        routes.build(sp, w, idx, ptr, n)
         for r in rs:
             rng = np.random.default_rng(int(r * 1000) + n)
             s_bool = rng.random(n) < r
@@ -357,13 +423,9 @@ def main(argv=None):
                     got = f_ti()
                     ok = ref is None or np.allclose(got, ref, rtol=1e-4, atol=1e-3)
                     res["tiarray"] = timed(f_ti, min_time, rounds) + (ok,)
-                    # the same product through a prebuilt transpose (like torch's prebuilt A^T):
-                    # A @ s as an event scatter over A^T's rows, A.T @ x as a gather on A^T
-                    if (op == "event_csrmv") != transpose:
-                        f_at = tiarray_call(sp, op, wT, idxT, ptrT, x_t, n, not transpose)
-                        got = f_at()
-                        ok_at = ref is None or np.allclose(got, ref, rtol=1e-4, atol=1e-3)
-                        res["tiarray A^T"] = timed(f_at, min_time, rounds) + (ok_at,)
+                    for name, f, conv in routes.methods(sp, op, transpose, x_t, n):
+                        okr = ref is None or np.allclose(conv(f()), ref, rtol=1e-4, atol=1e-3)
+                        res[name] = timed(f, min_time, rounds) + (okr,)
                     for name, f, conv in peers.methods(op, transpose, s_bool, x_peer):
                         try:
                             got = conv(f())
@@ -411,33 +473,28 @@ def _fmt(x):
 
 def print_tables(rows, stat="min"):
     peers = [p for p in PEER_ORDER if any(p in r["res"] for r in rows)]
+    routes = [p for p in ROUTES if any(p in r["res"] for r in rows)]
     dirn = {False: "A @ s", True: "A.T @ s"}
     si = 0 if stat == "median" else 1
+    cols = ["tiarray", *routes, *peers]
     print("## times (us per call): lowest round median (minimum)\n")
-    print(
-        "| op | dir | n | p | r | active syn | bound | bound us | tiarray | tiarray, prebuilt A^T | "
-        + " | ".join(peers)
-        + " |"
-    )
-    print("|---|---|---:|---:|---:|---:|---|---:|---:|---:|" + "---:|" * len(peers))
+    print("| op | dir | n | p | r | active syn | bound | bound us | " + " | ".join(cols) + " |")
+    print("|---|---|---:|---:|---:|---:|---|---:|" + "---:|" * len(cols))
     for r in rows:
-        cells = [f"{_fmt(r['res'][p][0])} ({_fmt(r['res'][p][1])})" if p in r["res"] else "-" for p in peers]
+        cells = [f"{_fmt(r['res'][p][0])} ({_fmt(r['res'][p][1])})" if p in r["res"] else "-" for p in cols]
         print(
             f"| {r['op']} | {dirn[r['transpose']]} | {r['n']} | {r['p']} | {r['r']} | {r['active_syn']:,} | "
-            f"{r['lb_name']} | {_fmt(r['lb'])} | {_fmt(r['res']['tiarray'][0])} ({_fmt(r['res']['tiarray'][1])}) | "
-            + (
-                f"{_fmt(r['res'][VARIANT][0])} ({_fmt(r['res'][VARIANT][1])}) | "
-                if VARIANT in r["res"]
-                else "- | "
-            )
-            + " | ".join(cells)
-            + " |"
+            f"{r['lb_name']} | {_fmt(r['lb'])} | " + " | ".join(cells) + " |"
         )
     print(f"\n## ratios of the {stat} times: peer / tiarray (> 1: tiarray faster); x LB: tiarray / bound\n")
     print(
-        "| op | dir | n | r | x LB | " + " | ".join(peers) + " | slowest-peer margin | same, prebuilt A^T |"
+        "| op | dir | n | r | x LB | "
+        + " | ".join(peers)
+        + " | margin | "
+        + " | ".join(f"margin, {x}" for x in routes)
+        + " |"
     )
-    print("|---|---|---:|---:|---:|" + "---:|" * len(peers) + "---:|---:|")
+    print("|---|---|---:|---:|---:|" + "---:|" * (len(peers) + 1 + len(routes)))
     for r in rows:
         t = r["res"]["tiarray"][si]
         ratios = []
@@ -447,22 +504,25 @@ def print_tables(rows, stat="min"):
         finite = [x for x in ratios if x == x]
         worst = min(finite) if finite else float("nan")
         cells = [("**" + _fmt(x) + "**") if x == x and x < 1 else _fmt(x) for x in ratios]
-        v = r["res"].get(VARIANT)
-        worst_v = "-"
-        if v is not None:
+        margins = []
+        for route in routes:
+            v = r["res"].get(route)
             rv = [
                 r["res"][p][si] / v[si] for p in peers if p in r["res"] and r["res"][p][si] == r["res"][p][si]
             ]
-            worst_v = _fmt(min(rv)) if rv else "-"
+            m = min(rv) if v is not None and rv else float("nan")
+            margins.append(("**" + _fmt(m) + "**") if m == m and m < 1 else _fmt(m))
         print(
             f"| {r['op']} | {dirn[r['transpose']]} | {r['n']} | {r['r']} | {_fmt(t / r['lb'])} | "
             + " | ".join(cells)
-            + f" | {_fmt(worst)} | {worst_v} |"
+            + f" | {('**' + _fmt(worst) + '**') if worst < 1 else _fmt(worst)} | "
+            + " | ".join(margins)
+            + " |"
         )
     print(
-        "\n(bold: a peer is faster than tiarray in that case; 'slowest-peer margin' is the smallest ratio; "
-        "'same, prebuilt A^T' is that margin for tiarray called on a transpose built once with "
-        "csr_transpose, the way torch gets a prebuilt transpose for A.T @ s)"
+        "\n(bold: below 1, a peer is faster. 'margin' is the smallest peer / tiarray ratio of the NumPy "
+        "route; 'margin, ti ...' the same for the torch route, the jax.jit route and the CSR object, "
+        "each against the same peers)"
     )
 
 

@@ -138,9 +138,15 @@ class CSR:
                 np.float32(0), idx, ptr, shape=shape, return_permutation=True
             )
             owner._struct_t = (it, pt, perm)
-        it, pt, perm = owner._struct_t
+        it, pt, perm = owner._struct_t[:3]
         w = owner.weights
-        wt = w if len(w.shape) == 0 else w[perm]
+        if len(w.shape) == 0:
+            return w, it, pt
+        if len(owner._struct_t) == 4:  # the permuted weights, kept (the object is immutable)
+            return owner._struct_t[3], it, pt
+        wt = w[perm]
+        if not _xp.is_traced(wt):  # a traced permutation stays in its trace
+            owner._struct_t = (it, pt, perm, wt)
         return wt, it, pt
 
     # ------------------------------------------------------------------ products
@@ -197,7 +203,8 @@ class CSR:
         w, idx, ptr, shape, is_t = self._stored()
         new = CSR(weights, idx, ptr, shape=shape)
         owner = self._t if is_t else self
-        new._struct_t = owner._struct_t
+        if owner._struct_t is not None:
+            new._struct_t = owner._struct_t[:3]  # the structure, not the old permuted weights
         return new.T if is_t else new
 
     def todense(self):
