@@ -641,14 +641,14 @@ def csr_from_dense(dense, *, index_dtype=np.int32):
         raise TypeError(f"{func}(): argument 'index_dtype' must be int32 or int64, got {index_dtype!r}")
     d = np.ascontiguousarray(d)
     m = d.shape[0]
-    counts = _COUNTS(d)
+    counts = _xp.host_op(_COUNTS, d)
     indptr = np.zeros(m + 1, np.int64)
     np.cumsum(counts, out=indptr[1:])
     nnz = int(indptr[-1])
     if nnz > np.iinfo(idt).max or nnz >= 2**31:
         raise ValueError(f"{func}(): {nnz} nonzeros do not fit {idt} indices (Taichi arrays hold < 2**31)")
     indptr = indptr.astype(idt)
-    weights, indices = _FILL(d, indptr, nnz=nnz)
+    weights, indices = _xp.host_op(_FILL, d, indptr, nnz=nnz)
     return tuple(_xp.from_numpy(a, like) for a in (weights, indices, indptr))
 
 
@@ -723,11 +723,11 @@ def csr_transpose(weights, indices, indptr, *, shape, return_permutation=False):
     w = _host(func, "weights", w)
     idx = np.ascontiguousarray(_host(func, "indices", idx))
     ptr = np.ascontiguousarray(_host(func, "indptr", ptr))
-    counts = _COLCOUNTS(idx, ptr, n=n)
+    counts = _xp.host_op(_COLCOUNTS, idx, ptr, n=n)
     indptr_t = np.zeros(n + 1, np.int64)
     np.cumsum(counts, out=indptr_t[1:])
     indptr_t = indptr_t.astype(ptr.dtype)
-    indices_t, perm, _ = _TFILL(idx, ptr, indptr_t)
+    indices_t, perm, _ = _xp.host_op(_TFILL, idx, ptr, indptr_t)
     weights_t = w if w.ndim == 0 else w[perm]
     out = (weights_t, indices_t, indptr_t) + ((perm,) if return_permutation else ())
     return tuple(_xp.from_numpy(np.asarray(a), like) for a in out)

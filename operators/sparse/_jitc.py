@@ -250,6 +250,16 @@ def _mv(func, dist, x, params, prob, seed, shape, transpose, allow_bool):
 
 _MV_DOC = """{summary}
 
+    .. math::
+
+        y = A x \\ (\\text{{transpose=False}}), \\qquad y = A^T x \\ (\\text{{transpose=True}}),
+        \\qquad A_{{ik}} = b_{{ik}}\\, w_{{ik}}, \\quad b_{{ik}} \\sim \\mathrm{{Bernoulli}}(p)
+
+    where the connectivity ``b`` and the weights ``w`` ({wdesc}) are regenerated from
+    ``(seed, shape, prob)`` and the weight parameters on every call, never stored (see
+    ``docs/sparse.md`` for the generator). The same ``A`` for both directions, every
+    framework and every device.
+
     Parameters
     ----------
     {xname} : 1-D array, {xkinds}
@@ -266,15 +276,23 @@ _MV_DOC = """{summary}
 
     Returns
     -------
-    numpy.ndarray
-        1-D, the dtype of the weight parameters.
+    array
+        1-D, of the operand's framework (NumPy, torch, JAX, CuPy, TiArray), with the dtype
+        of the weight parameters.
 
     Raises
     ------
     TypeError
-        Arguments of the wrong kind or dtype.
+        Arguments of the wrong kind or dtype; asking for the gradient with respect to
+        ``prob`` (``seed`` is an integer and has none).
     ValueError
-        A length that does not match ``shape`` and ``transpose``; ``prob`` outside ``[0, 1]``.
+        A length that does not match ``shape`` and ``transpose``; ``prob`` outside ``[0, 1]``
+        (when concrete).
+
+    Notes
+    -----
+    Differentiable in the {xname} (float) and in the weight parameters (exactly: each
+    weight is affine in them). ``seed`` and ``prob`` may be traced values under ``jax.jit``.
 
     Examples
     --------
@@ -312,6 +330,7 @@ def _doc(fn, dist, event):
             else f"Product of a just-in-time random matrix ({dist} weights) with a vector."
         ),
         xname="events" if event else "vector",
+        wdesc={"homo": "one weight", "uniform": "uniform", "normal": "normal"}[dist],
         xkinds="bool or float32/float64" if event else "float32 or float64",
         xnote=(
             " A bool event switches its connections on; a float event scales them (zeros skipped)."
@@ -395,8 +414,9 @@ _DENSE_DOC = """The dense just-in-time random matrix ``A`` ({dist} weights) of t
 
     Returns
     -------
-    numpy.ndarray
-        ``A`` (or ``A.T``), the dtype of the weight parameters.
+    array
+        ``A`` (or ``A.T``), the dtype of the weight parameters, of their framework (NumPy
+        when they are Python numbers). Differentiable in the weight parameters.
 
     Raises
     ------
@@ -489,7 +509,7 @@ def fixed_prob_csr(n_pre, n_post, prob, seed, *, index_dtype=np.int32):
     if idt not in _validate._INDEX_DTYPES:
         raise TypeError(f"{func}(): argument 'index_dtype' must be int32 or int64, got {index_dtype!r}")
     ncols = np.asarray(n, dtype=np.int64)
-    counts = _COUNTS(p, s, ncols, n_rows=m)
+    counts = _xp.host_op(_COUNTS, p, s, ncols, n_rows=m)
     indptr = np.zeros(m + 1, np.int64)
     np.cumsum(counts, out=indptr[1:])
     nnz = int(indptr[-1])
@@ -498,5 +518,5 @@ def fixed_prob_csr(n_pre, n_post, prob, seed, *, index_dtype=np.int32):
             f"{func}(): {nnz} synapses do not fit {idt} indices (Taichi arrays hold < 2**31 elements)"
         )
     indptr = indptr.astype(idt)
-    indices = _FILL(p, s, ncols, indptr, nnz=nnz)
+    indices = _xp.host_op(_FILL, p, s, ncols, indptr, nnz=nnz)
     return indices, indptr

@@ -207,6 +207,24 @@ def from_numpy(a: np.ndarray, like):
     return a
 
 
+def host_op(op, *args, **static):
+    """Run an Operator on host NumPy arrays (the eager helpers' passes): directly when Taichi
+    runs on the CPU, through TiArrays on Taichi's device otherwise; NumPy results."""
+    from tiarray import _runtime
+
+    _runtime.ensure_init()
+    if _runtime.is_cpu():
+        return op(*args, **static)
+    import tiarray as ta
+
+    dev = _runtime.current_device()
+    res = op(*[ta.asarray(np.ascontiguousarray(a), device=dev) if isinstance(a, np.ndarray) else a for a in args],
+             **static)  # fmt: skip
+    if isinstance(res, tuple):
+        return tuple(np.asarray(r) for r in res)
+    return np.asarray(res)
+
+
 def cumsum(x):
     fw = framework_of(x)
     if fw == "torch":
