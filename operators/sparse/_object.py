@@ -25,14 +25,14 @@ class CSR:
     :func:`csrmv` (1-D ``x``) or :func:`event_csrmm` / :func:`csrmm` (2-D ``x``), choosing
     for each direction the algorithm that reads the least memory:
 
-    =================  ==================================================================
-    product            how
-    =================  ==================================================================
-    ``A.T @ s``, bool  event scatter over the rows of ``A`` whose event is true
-    ``A @ s``, bool    event scatter over the rows of the cached ``A.T`` (active columns)
-    ``A @ v``, float   gather over the rows of ``A``
-    ``A.T @ v``, float gather over the rows of the cached ``A.T``
-    =================  ==================================================================
+    ====================  ===============================================================
+    product               how
+    ====================  ===============================================================
+    ``A.T @ s``, bool     event scatter over the rows of ``A`` whose event is true
+    ``A @ s``, bool       event scatter over the rows of the cached ``A.T`` (active columns)
+    ``A @ v``, float      gather over the rows of ``A``
+    ``A.T @ v``, float    gather over the rows of the cached ``A.T``
+    ====================  ===============================================================
 
     The transposed structure (``csr_transpose``: two kernels and a host prefix sum) is
     built on the first product that needs it and kept; it holds a second copy of the
