@@ -32,7 +32,7 @@ class Plan:
         "out_dtypes",  # per output: tiarray DType
         "single",
         "native_out",  # per output: the framework's dtype object (filled by the adapter)
-        "extra",  # scratch buffers or a per-call policy: the adapter takes launch_extra()
+        "extra",  # scratch buffers or a per-call policy: the adapter calls select()
         "serial",  # the variant of `spec` (fixed for this signature unless `decide`)
         "specs",  # {serial: spec} when the variant is decided per call
         "scratch",  # {serial: ((shape, launch shape, nbytes, DType), ...)}
@@ -135,9 +135,6 @@ class HostInputs:
 
     def __iter__(self):
         return (self[i] for i in range(self._n))
-
-
-_ADDR_VIEW: dict = {}
 
 
 def host_view(ptr: int, shape: tuple, dtype):
