@@ -180,7 +180,7 @@ def _eager(op, skey, args, key=None):
 
 def _host(a):
     if isinstance(a, _Tensor):
-        return a.detach().numpy()
+        return a.detach().numpy() if a.requires_grad else a.numpy()
     return a
 
 
