@@ -833,8 +833,8 @@ def _inplace_operator(fname: str, self: TiArray, other):
     where_ = f"TiArray.__i{fname}__ ({sym})"
     if self._readonly:
         raise ValueError(
-            f"{where_}: the array is read-only (it views memory its producer does not let others write, "
-            "e.g. a JAX array)"
+            f"{where_}: the array is read-only (a broadcast view, or a view of memory its producer does not "
+            "let others write, e.g. a JAX array); copy it first with tiarray.asarray(x, copy=True)"
         )
     if fname == "matmul":
         res = _matmul()(self, other)
