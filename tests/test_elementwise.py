@@ -412,6 +412,18 @@ def test_integer_pow_negative_exponent_is_defined():
     np.testing.assert_array_equal(got, [0, 1, 1, -1, 0, 1])
 
 
+def test_complex64_pow_is_rounded_from_wider_intermediates():
+    # found by HYPOTHESIS_PROFILE=thorough: (2.74-4.60j)**56 overflows complex64; repeated
+    # multiplication in float32 gave NaN where the rounded exact result is (inf - inf j)
+    z = np.array([2.7392337 - 4.6042657j, 1 + 1j, 0.5 - 3j, 1e-30 + 1e-30j], np.complex64)
+    for e in (56, 37, 3, -5):
+        got = np.asarray(ta.pow(ta.asarray(z), ta.asarray(np.int8(e))))
+        want = np.power(z.astype(np.complex128), e).astype(np.complex64)
+        assert got.dtype == np.complex64
+        np.testing.assert_allclose(got, want, rtol=3e-6)
+        assert (np.isinf(got.real) == np.isinf(want.real)).all() and not np.isnan(got[:3]).any()
+
+
 def test_bool_invert_is_logical_not():
     b = np.array([True, False])
     np.testing.assert_array_equal(np.asarray(ta.bitwise_invert(ta.asarray(b))), ~b)

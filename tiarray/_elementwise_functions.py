@@ -292,6 +292,11 @@ def _make_plan(func: str, dtypes: tuple) -> _Plan:
     if func == "nextafter" and pd is _dtypes.float16:
         raise TypeError("nextafter(): float16 is not supported; cast to float32 first")
     ct = _compute_type(_dtypes.finfo_dtype(pd)) if pd.kind == "c" else _compute_type(pd)
+    if func == "pow" and pd is _dtypes.complex64:
+        # complex powers multiply repeatedly: in float32 an intermediate overflows to
+        # inf * finite - inf * finite = NaN where the rounded result is a finite or
+        # infinite number; float64 intermediates give the correctly rounded complex64
+        ct = _compute_type(_dtypes.float64)
     return _Plan(out, impl, ct, dtypes, pd)
 
 
