@@ -424,6 +424,30 @@ def test_complex64_pow_is_rounded_from_wider_intermediates():
         assert (np.isinf(got.real) == np.isinf(want.real)).all() and not np.isnan(got[:3]).any()
 
 
+def test_integer_operands_are_rounded_to_the_promoted_dtype_first():
+    # found by HYPOTHESIS_PROFILE=thorough: float16 data is computed in float32, complex64
+    # pow in float64; an int16 (int64) operand must first become float16 (float32), as the
+    # promotion says: (-4.594) ** int16(-21843) is +0, since -21843 is -21840 in float16
+    a = np.array([-4.594, 1.5, -1.0], np.float16)
+    e = np.array([-21843, 3, 2049], np.int16)
+    got = np.asarray(ta.pow(ta.asarray(a), ta.asarray(e)))
+    want = np.power(a.astype(np.float64), e.astype(np.float16).astype(np.float64)).astype(np.float16)
+    np.testing.assert_array_equal(got, want)
+    assert np.signbit(got).tolist() == np.signbit(want).tolist()
+    np.testing.assert_array_equal(
+        np.asarray(ta.add(ta.asarray(a), ta.asarray(e))),
+        (a.astype(np.float32) + e.astype(np.float16)).astype(np.float16),
+    )
+    z = np.array([0.2364325 + 9.009274j, 1.0000001 + 0j], np.complex64)
+    k = np.array([149690573, 2**30 + 1], np.int64)
+    got = np.asarray(ta.pow(ta.asarray(z), ta.asarray(k)))
+    want = np.power(z.astype(np.complex128), k.astype(np.complex64).astype(np.complex128)).astype(
+        np.complex64
+    )
+    np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
+    np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+
+
 def test_bool_invert_is_logical_not():
     b = np.array([True, False])
     np.testing.assert_array_equal(np.asarray(ta.bitwise_invert(ta.asarray(b))), ~b)

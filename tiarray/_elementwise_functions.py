@@ -210,6 +210,11 @@ def _storage_dtype(dtype: DType) -> DType:
     return _dtypes.finfo_dtype(dtype) if dtype.kind == "c" else dtype
 
 
+# bits of the significand of the floating dtypes computed in a wider type (an integer of
+# more bits may not be exact in them)
+_MANTISSA = {_dtypes.float16: 11, _dtypes.float32: 24}
+
+
 class _Plan:
     """Everything about one (function, input dtypes) that does not depend on the call."""
 
@@ -217,7 +222,7 @@ class _Plan:
         "out_dtype", "op", "ct", "out_spec", "loads", "sigs", "specs", "itemsizes", "nin", "in_ti", "lanes_ok",
     )  # fmt: skip
 
-    def __init__(self, out_dtype, op, ct, in_dtypes, compute_dtype, load_types=None):
+    def __init__(self, out_dtype, op, ct, in_dtypes, compute_dtype, load_types=None, round_to=None):
         self.out_dtype = out_dtype
         self.op = op
         self.ct = ct
@@ -227,7 +232,15 @@ class _Plan:
         loads = []
         for i, d in enumerate(in_dtypes):
             custom = load_types is not None and load_types[i] is not None
-            loads.append((d.kind == "c", as_c and not custom, load_types[i] if custom else ct))
+            ld = (d.kind == "c", as_c and not custom, load_types[i] if custom else ct)
+            if (
+                round_to is not None
+                and not custom
+                and d.kind in "iu"
+                and 8 * d.itemsize > _MANTISSA[round_to]
+            ):
+                ld += (_dtypes.taichi_type(round_to),)  # rounded to the promoted dtype first
+            loads.append(ld)
         self.loads = tuple(loads)
         self.sigs = [(_storage_dtype(out_dtype), 1, False)] + [
             (_storage_dtype(d), 1, False) for d in in_dtypes
@@ -235,11 +248,18 @@ class _Plan:
         self.specs = {}
         self.itemsizes = out_dtype.itemsize + builtins.sum(d.itemsize for d in in_dtypes)
         self.in_ti = tuple(_dtypes.taichi_type(d) for d in in_dtypes)
-        # the lane-blocked kernels handle real data only
-        self.lanes_ok = out_dtype.kind != "c" and not builtins.any(ld[0] or ld[1] for ld in loads)
+        # the lane-blocked kernels handle real data, loaded without rounding, only
+        self.lanes_ok = out_dtype.kind != "c" and not builtins.any(
+            ld[0] or ld[1] or len(ld) > 3 for ld in loads
+        )
 
     def template(self, steps):
-        return (self.op, self.ct, self.out_spec, tuple(ld + (st,) for ld, st in zip(self.loads, steps)))
+        return (
+            self.op,
+            self.ct,
+            self.out_spec,
+            tuple(ld[:3] + (st,) + ld[3:] for ld, st in zip(self.loads, steps)),
+        )
 
 
 _PLANS: dict = {}
@@ -292,12 +312,17 @@ def _make_plan(func: str, dtypes: tuple) -> _Plan:
     if func == "nextafter" and pd is _dtypes.float16:
         raise TypeError("nextafter(): float16 is not supported; cast to float32 first")
     ct = _compute_type(_dtypes.finfo_dtype(pd)) if pd.kind == "c" else _compute_type(pd)
+    rpd = _dtypes.finfo_dtype(pd) if pd.kind == "c" else pd
     if func == "pow" and pd is _dtypes.complex64:
         # complex powers multiply repeatedly: in float32 an intermediate overflows to
         # inf * finite - inf * finite = NaN where the rounded result is a finite or
         # infinite number; float64 intermediates give the correctly rounded complex64
         ct = _compute_type(_dtypes.float64)
-    return _Plan(out, impl, ct, dtypes, pd)
+    # where the computation is wider than the promoted dtype (float16 in float32, complex64
+    # pow in float64), integer operands are rounded to the promoted dtype first, as the
+    # promotion says (int16 -21843 is -21840 in float16)
+    round_to = rpd if rpd in _MANTISSA and ct != _dtypes.taichi_type(rpd) else None
+    return _Plan(out, impl, ct, dtypes, pd, round_to=round_to)
 
 
 def _default_float() -> DType:
