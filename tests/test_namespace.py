@@ -7,6 +7,7 @@ API version set to 2024.12 (names that array-api-strict gates behind a later ver
 as ``isin``, are left out), so the lists are not copied by hand.
 """
 
+import inspect
 import re
 
 import array_api_strict as xps
@@ -179,3 +180,43 @@ def test_namespace_info_matches_the_standard(strict):
         got = info.dtypes(kind=kind)
         assert got.keys() == ref.dtypes(kind=kind).keys(), kind
         assert all(ta.isdtype(d, kind) for d in got.values()), kind
+
+
+# differences from array-api-strict's signatures that are not differences from the
+# standard: strict's "not given" sentinel where tiarray uses None, and a default axis
+ALLOWED_SIGNATURE_DIFFERENCES = {
+    ("astype", "device"): "None",
+    ("from_dlpack", "device"): "None",
+    ("from_dlpack", "copy"): "None",
+    ("expand_dims", "axis"): "0",
+}
+
+
+def _signature(f, name):
+    out = []
+    for p in inspect.signature(f).parameters.values():
+        default = "-" if p.default is p.empty else repr(p.default)
+        if (name, p.name) in ALLOWED_SIGNATURE_DIFFERENCES:
+            default = "allowed"
+        # positional-only parameters may have any name
+        out.append((p.kind.name, "/" if p.kind is p.POSITIONAL_ONLY else p.name, default))
+    return out
+
+
+def test_signatures_match_the_standard(strict):
+    """Positional-only, keyword and keyword-only parameters, and defaults, as in
+    array-api-strict (which writes the standard's signatures)."""
+    bad = {}
+    for ref_mod, mod, prefix in (
+        (strict, ta, ""),
+        (strict.linalg, ta.linalg, "linalg."),
+        (strict.fft, ta.fft, "fft."),
+    ):
+        for n in _reference(ref_mod) if ref_mod is strict else ref_mod.__all__:
+            ref = getattr(ref_mod, n)
+            if not callable(ref) or isinstance(ref, type) or n == "__array_namespace_info__":
+                continue
+            want, got = _signature(ref, n), _signature(getattr(mod, n), n)
+            if want != got:
+                bad[prefix + n] = (want, got)
+    assert not bad, bad
