@@ -326,3 +326,22 @@ def test_capabilities_are_honest():
     assert float(ta.sum(big + big)) == 4.0
     assert ta.sort(ta.permute_dims(big, tuple(range(n))[::-1]), axis=0).shape == (2,) + (1,) * (n - 1)
     assert ta.reshape(big, (2,)).shape == (2,)
+
+
+# ----------------------------------------------------------------------------- dtype= of reductions and astype
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64", "int8", "int32", "int64"])
+def test_reduction_dtype_casts_as_astype_does(dtype):
+    # found by HYPOTHESIS_PROFILE=thorough: sum(float32 [-2, 0], dtype=uint16) gave 65535
+    # (the kernel's on-the-fly cast saturated) where astype gives 65534 (NumPy's wrap)
+    a = np.array([[-2.0, 0.5, -1.0], [3.7, -3.7, 100.0]], np.float32)
+    x, d = ta.asarray(a), getattr(ta, dtype)
+    cast = a.astype(dtype)  # in range of int64: NumPy truncates and wraps
+    np.testing.assert_array_equal(np.asarray(ta.astype(x, d)), cast)
+    np.testing.assert_array_equal(np.asarray(ta.sum(x, axis=1, dtype=d)), cast.sum(axis=1, dtype=dtype))
+    np.testing.assert_array_equal(np.asarray(ta.prod(x.T, axis=0, dtype=d)), cast.T.prod(axis=0, dtype=dtype))
+    np.testing.assert_array_equal(
+        np.asarray(ta.cumulative_sum(ta.flip(x, axis=1), axis=1, dtype=d)),
+        np.cumsum(cast[:, ::-1], axis=1, dtype=dtype),
+    )
