@@ -2,8 +2,9 @@
 
 Each case runs the same generic function on TiArrays and on NumPy arrays and compares the
 results: array-api-compat's helpers, array-api-extra's functions, einops' array API entry
-points (``einops.array_api``) and SciPy functions that dispatch on the array API namespace
-(``SCIPY_ARRAY_API=1``, set in a subprocess since SciPy reads it at import). Inputs are
+points (``einops.array_api``), SciPy functions that dispatch on the array API namespace
+(``SCIPY_ARRAY_API=1``, set in a subprocess since SciPy reads it at import) and
+scikit-learn estimators, metrics and kernels under ``array_api_dispatch=True``. Inputs are
 views where it matters (transposed, negative strides, offsets), so the functions meet the
 layouts real code produces. A result must come back as a TiArray: the work was done by
 tiarray's namespace, not by a silent conversion to NumPy.
@@ -154,19 +155,21 @@ def test_einops(name, dtype, view):
     _check(EINOPS_CASES[name](t), EINOPS_CASES[name](a), rtol=1e-5)
 
 
-# ----------------------------------------------------------------------------- scipy
+# ----------------------------------------------------------------------------- scipy, scikit-learn
 
-SCIPY_SCRIPT = textwrap.dedent(
+# Both read SCIPY_ARRAY_API at import, so their cases run in a subprocess. The harness runs
+# each case on TiArrays and on the NumPy arrays, and reports the result types and whether
+# the values agree.
+HARNESS = textwrap.dedent(
     """
     import json, sys
     import numpy as np
     import tiarray as ta
-    from scipy import cluster, fft, integrate, ndimage, signal, special, stats
 
     rng = np.random.default_rng(7)
     results = {}
 
-    def run(name, f, *arrays, rtol=1e-6):
+    def run(name, f, *arrays, rtol=1e-6, atol=1e-10):
         ts = [ta.asarray(a) for a in arrays]
         try:
             got = f(*ts)
@@ -180,7 +183,7 @@ SCIPY_SCRIPT = textwrap.dedent(
         for g, w in zip(got, want):
             g = np.asarray(g)
             w = np.asarray(w)
-            if g.shape != w.shape or g.dtype != w.dtype or not np.allclose(g, w, rtol=rtol, atol=1e-10, equal_nan=True):
+            if g.shape != w.shape or g.dtype != w.dtype or not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
                 res["ok"] = False
                 res["detail"] += f"got {g.dtype}{g.shape} {g.ravel()[:4]}, want {w.dtype}{w.shape} {w.ravel()[:4]}; "
         results[name] = res
@@ -189,6 +192,12 @@ SCIPY_SCRIPT = textwrap.dedent(
     At = np.ascontiguousarray(A.T).T          # transposed memory
     P = np.abs(A) + 0.1
     F = A.astype(np.float32)
+    """
+)
+
+SCIPY_SCRIPT = HARNESS + textwrap.dedent(
+    """
+    from scipy import cluster, fft, integrate, ndimage, signal, special, stats
 
     run("special.logsumexp", lambda x: special.logsumexp(x, axis=1), A)
     run("special.logsumexp_b", lambda x, b: special.logsumexp(x, axis=0, b=b, return_sign=True), At, P)
@@ -234,6 +243,48 @@ SCIPY_SCRIPT = textwrap.dedent(
     """
 )
 
+# scikit-learn's array API dispatch (``array_api_dispatch=True``) on estimators, metrics
+# and kernels that support it
+SKLEARN_SCRIPT = HARNESS + textwrap.dedent(
+    """
+    from sklearn import config_context
+    from sklearn.decomposition import PCA
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.linear_model import Ridge
+    from sklearn.metrics import pairwise_distances
+    from sklearn.metrics.pairwise import cosine_similarity, euclidean_distances, rbf_kernel
+    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler, normalize
+
+    X = rng.standard_normal((60, 5))
+    Xt = np.ascontiguousarray(X.T).T
+    y = (X[:, 0] + 0.3 * rng.standard_normal(60) > 0).astype(np.int64)
+
+
+    def dispatch(f):
+        def g(*a):
+            if isinstance(a[0], np.ndarray):
+                return f(*a)
+            with config_context(array_api_dispatch=True):
+                return f(*a)
+
+        return g
+
+
+    run("PCA", dispatch(lambda x: abs(PCA(n_components=2, svd_solver="full").fit_transform(x))), X)
+    run("LinearDiscriminantAnalysis", dispatch(lambda x, y: LinearDiscriminantAnalysis().fit(x, y).predict(x)), X, y)
+    run("StandardScaler", dispatch(lambda x: StandardScaler().fit_transform(x)), Xt)
+    run("MinMaxScaler", dispatch(lambda x: MinMaxScaler().fit_transform(x)), X)
+    run("MaxAbsScaler", dispatch(lambda x: MaxAbsScaler().fit_transform(x)), X)
+    run("normalize", dispatch(normalize), Xt)
+    run("Ridge", dispatch(lambda x, t: Ridge(alpha=1.0).fit(x, t).predict(x)), X, 2.0 * X[:, 0] + 1.0)
+    run("euclidean_distances", dispatch(lambda x: euclidean_distances(x[:10], x[:7])), X, atol=1e-6)
+    run("rbf_kernel", dispatch(lambda x: rbf_kernel(x[:10], x[:7], gamma=0.3)), X)
+    run("cosine_similarity", dispatch(lambda x: cosine_similarity(x[:10], x[:7])), Xt)
+    run("pairwise_distances", dispatch(lambda x: pairwise_distances(x[:10], x[:7], metric="manhattan")), X)
+    json.dump(results, sys.stdout)
+    """
+)
+
 SCIPY_NAMES = [
     "special.logsumexp", "special.logsumexp_b", "special.softmax", "special.log_softmax", "special.expit",
     "cluster.vq.whiten", "cluster.vq.vq", "stats.moment", "stats.skew", "stats.kurtosis", "stats.variation",
@@ -246,23 +297,47 @@ SCIPY_NAMES = [
 ]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def scipy_results(tmp_path_factory):
-    script = tmp_path_factory.mktemp("scipy") / "generic_scipy.py"
-    script.write_text(SCIPY_SCRIPT)
+SKLEARN_NAMES = [
+    "PCA", "LinearDiscriminantAnalysis", "StandardScaler", "MinMaxScaler", "MaxAbsScaler", "normalize", "Ridge",
+    "euclidean_distances", "rbf_kernel", "cosine_similarity", "pairwise_distances",
+]  # fmt: skip
+
+
+def _run_script(tmp_path_factory, name, text):
+    script = tmp_path_factory.mktemp(name) / f"generic_{name}.py"
+    script.write_text(text)
     env = dict(os.environ, SCIPY_ARRAY_API="1")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
 
-@pytest.mark.parametrize("name", SCIPY_NAMES)
-def test_scipy_array_api_dispatch(scipy_results, name):
-    res = scipy_results[name]
+def _check_case(res, name):
     assert "error" not in res, res.get("error")
     assert res["ok"], res["detail"]
     assert set(res["types"]) == {"TiArray"}, f"{name} returned {res['types']}, not TiArrays"
 
 
-def test_scipy_cases_are_all_checked(scipy_results):
+@pytest.fixture(scope="module")
+def scipy_results(tmp_path_factory):
+    return _run_script(tmp_path_factory, "scipy", SCIPY_SCRIPT)
+
+
+@pytest.fixture(scope="module")
+def sklearn_results(tmp_path_factory):
+    return _run_script(tmp_path_factory, "sklearn", SKLEARN_SCRIPT)
+
+
+@pytest.mark.parametrize("name", SCIPY_NAMES)
+def test_scipy_array_api_dispatch(scipy_results, name):
+    _check_case(scipy_results[name], name)
+
+
+@pytest.mark.parametrize("name", SKLEARN_NAMES)
+def test_sklearn_array_api_dispatch(sklearn_results, name):
+    _check_case(sklearn_results[name], name)
+
+
+def test_every_case_is_checked(scipy_results, sklearn_results):
     assert sorted(scipy_results) == sorted(SCIPY_NAMES)
+    assert sorted(sklearn_results) == sorted(SKLEARN_NAMES)
