@@ -345,3 +345,38 @@ def test_reduction_dtype_casts_as_astype_does(dtype):
         np.asarray(ta.cumulative_sum(ta.flip(x, axis=1), axis=1, dtype=d)),
         np.cumsum(cast[:, ::-1], axis=1, dtype=dtype),
     )
+
+
+# ----------------------------------------------------------------------------- NumPy operands
+
+
+def test_operators_take_numpy_operands_alike():
+    # every binary operator converts a NumPy operand (zero-copy) the same way; @ refused
+    # one where + took it
+    a = np.arange(6.0).reshape(2, 3)
+    m = np.linspace(-1.0, 1.0, 6).reshape(3, 2)
+    x = ta.asarray(a)
+    for got, want in [
+        (x + m.T, a + m.T),
+        (m.T - x, m.T - a),
+        (x @ m, a @ m),
+        (m @ x, m @ a),
+        (x * np.float32(2.0), a * 2.0),
+    ]:
+        assert isinstance(got, ta.TiArray)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-15)
+    y = ta.asarray(np.eye(3))
+    y @= 2.0 * np.eye(3)
+    np.testing.assert_array_equal(np.asarray(y), 2.0 * np.eye(3))
+    with pytest.raises(ValueError, match="matmul"):
+        x @ m.T
+
+
+def test_creation_takes_numpy_scalars():
+    # generic code computes fill values with NumPy (np.float32(...), np.int64(...))
+    for v, dt in [(np.float32(1.5), ta.float64), (np.int64(3), ta.int64), (np.bool_(True), ta.bool)]:
+        t = ta.full((2,), v)
+        assert t.dtype == dt and np.asarray(t).tolist() == [v.item()] * 2
+    assert ta.full_like(ta.zeros(2, dtype=ta.float32), np.float64(2.5)).dtype == ta.float32
+    with pytest.raises(TypeError, match="fill_value"):
+        ta.full(2, np.datetime64("2020-01-01"))

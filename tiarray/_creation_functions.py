@@ -126,7 +126,7 @@ def full(shape, fill_value, *, dtype=None, device=None) -> TiArray:
     shape : int or tuple of ints
         The shape of the result.
     fill_value : bool, int, float or complex
-        The value of every element (a 0-d TiArray is accepted).
+        The value of every element (a 0-d TiArray or a NumPy scalar is accepted).
     dtype : DType, optional
         Default: that of ``fill_value``: ``bool``, the default integer, real floating or
         complex floating dtype.
@@ -160,6 +160,8 @@ def full(shape, fill_value, *, dtype=None, device=None) -> TiArray:
                 f"full(): argument 'fill_value' must be a scalar, got a {fill_value.ndim}-D array"
             )
         fill_value = fill_value.item()
+    elif isinstance(fill_value, np.generic) and fill_value.dtype.kind in "biufc":
+        fill_value = fill_value.item()  # a NumPy scalar: its Python value
     if not isinstance(fill_value, (bool, int, float, complex)):
         raise TypeError(
             f"full(): argument 'fill_value' must be a bool, int, float or complex, got {type(fill_value).__name__}"

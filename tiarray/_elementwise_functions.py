@@ -843,6 +843,8 @@ def _binary_operator(fname: str, self: TiArray, other, reflected: bool = False):
     if fname == "matmul":
         if isinstance(other, _PY_SCALARS):
             return NotImplemented
+        if type(other) is not TiArray:  # a NumPy array, torch tensor ...: as for the other operators
+            other = _as_array(other, "matmul", "x1" if reflected else "x2")
         mm = _matmul()
         return mm(other, self) if reflected else mm(self, other)
     if reflected:
@@ -867,6 +869,8 @@ def _inplace_operator(fname: str, self: TiArray, other):
             "let others write, e.g. a JAX array); copy it first with tiarray.asarray(x, copy=True)"
         )
     if fname == "matmul":
+        if type(other) is not TiArray:
+            other = _as_array(other, "matmul", "x2")
         res = _matmul()(self, other)
         if res._dtype is not self._dtype or res._shape != self._shape:
             raise TypeError(
