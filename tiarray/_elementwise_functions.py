@@ -47,7 +47,7 @@ from . import _dtypes, _runtime
 from ._array_object import TiArray
 from ._dtypes import DType
 from ._interop import copy_array, empty_owned
-from ._launch import Launcher
+from ._launch import IEEE, Launcher
 from ._views import broadcast_shapes, broadcast_view, collapse
 
 __all__ = [
@@ -184,7 +184,7 @@ def _op(name: str):
 class _Launchers(dict):
     def __missing__(self, key):
         kind, nin = key
-        ln = self[key] = Launcher(getattr(_kmod(), f"_{kind}{nin}"), name="elementwise")
+        ln = self[key] = Launcher(getattr(_kmod(), f"_{kind}{nin}"), name="elementwise", compile_options=IEEE)
         return ln
 
 
@@ -521,7 +521,7 @@ def _lane_launcher(plan: _Plan, scalars: tuple) -> Launcher:
     ln = _LANE_LAUNCHERS.get(key)
     if ln is None:
         kern = _kmod().make_lane_kernel(plan.nin, plan.out_spec[1], plan.in_ti, scalars)
-        ln = _LANE_LAUNCHERS[key] = Launcher(kern, name="elementwise")
+        ln = _LANE_LAUNCHERS[key] = Launcher(kern, name="elementwise", compile_options=IEEE)
     return ln
 
 

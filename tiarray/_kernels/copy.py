@@ -4,7 +4,7 @@ import taichi as ti
 
 from .. import _dtypes
 from .._array_object import TiArray
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from .._views import broadcast_view, collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
 
@@ -47,7 +47,7 @@ def _copy(
             dst[od] = ti.cast(v, dt)
 
 
-_launcher = Launcher(_copy, name="copy")
+_launcher = Launcher(_copy, name="copy", compile_options=IEEE)
 
 
 def strided_copy(dst: TiArray, src) -> None:

@@ -38,7 +38,7 @@ import taichi as ti
 
 from .. import _dtypes, _launch, _runtime
 from .._array_object import TiArray
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
 
@@ -49,9 +49,6 @@ POST_NONE, POST_DIV, POST_SQRT = range(3)
 
 _LEVELS = 32  # pairwise levels: 2**32 blocks, more than an ndarray can hold
 _BLOCK = 512  # elements per block of a pairwise sum
-
-
-IEEE = {"fast_math": False}
 
 
 def launchers(kernel, name: str) -> dict:

@@ -12,10 +12,10 @@ import taichi as ti
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
 from .._interop import empty_owned
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
-from .reduce import IEEE, dummy, flat_arg, float_bits, kernel_dtype, nonzero_bits
+from .reduce import dummy, flat_arg, float_bits, kernel_dtype, nonzero_bits
 from .sort import sort_key
 
 _CPU_CHUNK = 1 << 16

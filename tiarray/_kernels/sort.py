@@ -28,10 +28,10 @@ import taichi as ti
 from .. import _dtypes
 from .._array_object import TiArray
 from .._interop import empty_owned
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from .._views import collapse
 from ._strided import meta_arg, meta_array, span_arg
-from .reduce import IEEE, dummy, kernel_dtype
+from .reduce import dummy, kernel_dtype
 
 BLOCK = 8  # the first sorted runs: sorting networks in registers
 # Knuth's 19-comparator network for 8 elements (checked on all 0/1 inputs in the tests)
