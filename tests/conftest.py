@@ -31,6 +31,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 FRAMEWORKS = ("torch", "jax", "cupy")
 
+if os.environ.get("TIARRAY_TEST_INSTALLED"):
+    # nox sessions test the installed distribution, not the checkout
+    import tiarray
+
+    assert "site-packages" in tiarray.__file__, f"testing {tiarray.__file__}, not the installed package"
+
 # Test modules written for one framework import it at the top; where the framework is
 # not installed they are not collected at all (and their marker keeps them out of other
 # sessions' selections), rather than reported as skipped.

@@ -3,6 +3,7 @@ ti.init, no banner, and framework detection that never imports a framework."""
 
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 
@@ -13,9 +14,11 @@ def run(code: str) -> subprocess.CompletedProcess:
     for k in ("PYTHONPATH", "VIRTUAL_ENV", "TI_OFFLINE_CACHE_FILE_PATH"):
         if k in os.environ:
             env[k] = os.environ[k]
+    # cwd elsewhere: `python -c` puts the working directory first on sys.path
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300, env=env
-    )
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True, text=True, timeout=300, env=env, cwd=tempfile.gettempdir(),
+    )  # fmt: skip
 
 
 def test_no_framework_is_imported():
