@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiarray._launch import IEEE
+
 from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _csr_kernels as K
 from . import _policy, _validate, _xp
@@ -200,7 +202,7 @@ def _product(name, kernel, mm_name=None):
         policy=_policy.csr_policy,
         static_defaults={"transpose": False},
         # the gather's row sums vectorise across the loop only with fast_math (1.3-1.9x)
-        compile_options={"fast_math": True} if kernel is K.csrmv_kernel else None,
+        compile_options={"fast_math": True} if kernel is K.csrmv_kernel else IEEE,
     )
 
 
@@ -217,6 +219,7 @@ _SDDMM = Operator(
     linear=("a", "b"),
     nondiff=("indices", "indptr"),
     policy=_policy.gather_policy(lambda i, p, a, b, shape: i.shape[0] * (a.shape[1] if a.ndim == 2 else 1)),
+    compile_options=IEEE,
 )
 _TODENSE = Operator(
     "csr_to_dense",
@@ -226,6 +229,7 @@ _TODENSE = Operator(
     linear=("weights",),
     nondiff=("indices", "indptr"),
     policy=_policy.gather_policy(lambda w, i, p, shape: shape[0] * shape[1] // 4 + i.shape[0]),
+    compile_options=IEEE,
 )
 _SAMPLE = Operator(
     "csr_sample",
@@ -235,24 +239,28 @@ _SAMPLE = Operator(
     linear=("dense",),
     nondiff=("indices", "indptr"),
     policy=_policy.gather_policy(lambda i, p, d, shape: i.shape[0]),
+    compile_options=IEEE,
 )
 _COUNTS = Operator(
     "csr_from_dense_counts",
     kernel=K.dense_row_counts_kernel,
     outs=lambda dense: ShapeDtype((dense.shape[0],), "int64"),
     policy=_policy.gather_policy(lambda d: d.shape[0] * d.shape[1] // 4),
+    compile_options=IEEE,
 )
 _FILL = Operator(
     "csr_from_dense_fill",
     kernel=K.dense_to_csr_fill_kernel,
     outs=lambda dense, indptr, nnz: (ShapeDtype((nnz,), dense.dtype), ShapeDtype((nnz,), indptr.dtype)),
     policy=_policy.gather_policy(lambda d, p, nnz: d.shape[0] * d.shape[1] // 4),
+    compile_options=IEEE,
 )
 _COLCOUNTS = Operator(
     "csr_transpose_counts",
     kernel=K.csr_col_counts_kernel,
     outs=lambda indices, indptr, n: ShapeDtype((n,), "int64"),
     policy=lambda *a, **k: "serial",
+    compile_options=IEEE,
 )
 _TFILL = Operator(
     "csr_transpose_fill",
@@ -263,6 +271,7 @@ _TFILL = Operator(
         ShapeDtype((indptr_t.shape[0] - 1,), "int64"),
     ),
     policy=lambda *a, **k: "serial",
+    compile_options=IEEE,
 )
 
 

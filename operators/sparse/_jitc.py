@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from tiarray import _dtypes
+from tiarray._launch import IEEE
 
 from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _jitc_kernels as K
@@ -167,6 +168,7 @@ for _dist in ("homo", "uniform", "normal"):
             scratch=_policy.jitc_scratch,
             policy=_policy.jitc_policy(len(_PARAMS[_dist])),
             static_defaults={"transpose": False},
+            compile_options=IEEE,
         )
     _name = f"jitc_todense_prob_{_dist}"
     _OPS[_name] = Operator(
@@ -179,18 +181,21 @@ for _dist in ("homo", "uniform", "normal"):
         nondiff=("prob", "seed"),
         policy=_policy.jitc_dense_policy(len(_PARAMS[_dist])),
         static_defaults={"transpose": False},
+        compile_options=IEEE,
     )
 _COUNTS = Operator(
     "fixed_prob_csr_counts",
     kernel=K.fixed_prob_counts_kernel,
     outs=lambda prob, seed, n_cols, n_rows: ShapeDtype((n_rows,), "int64"),
     policy=_policy.fixed_prob_policy,
+    compile_options=IEEE,
 )
 _FILL = Operator(
     "fixed_prob_csr_fill",
     kernel=K.fixed_prob_fill_kernel,
     outs=lambda prob, seed, n_cols, indptr, nnz: ShapeDtype((nnz,), indptr.dtype),
     policy=_policy.fixed_prob_policy,
+    compile_options=IEEE,
 )
 
 
