@@ -43,6 +43,7 @@ from taichi.types.annotations import template
 from . import _dtypes, _runtime
 from ._array_object import TiArray
 from ._interop import asarray_for_kernel as _asarray_for_kernel
+from ._interop import numpy_data_ptr as _numpy_data_ptr
 
 __all__ = ["Launcher", "launcher", "KernelSignatureError", "set_serial_threshold"]
 
@@ -538,7 +539,7 @@ class Launcher:
                     if dt is not None:
                         shape = v.shape + (2,) if dt.kind == "c" else v.shape
                         sigs.append((dt, v.ndim, False))
-                        values.append((v.ctypes.data, v.nbytes, shape))
+                        values.append((_numpy_data_ptr(v), v.nbytes, shape))
                         nbytes += v.nbytes
                         continue
                 a, wb = _asarray_for_kernel(v, func=self.name, arg=name)

@@ -6,55 +6,17 @@ contiguous array); outputs are new zero-filled NumPy arrays. Taichi must run on 
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
 from tiarray import _dtypes
+from tiarray._interop import numpy_data_ptr as data_ptr
 
 from ._eager import make_plan, not_an_array, plan_is_current
 
 __all__ = ["call"]
 
 _ndarray = np.ndarray
-_from_buffer = ctypes.c_char.from_buffer
-_addressof = ctypes.addressof
 _zeros = np.zeros
-
-
-def _data_ptr_slow(a) -> int:
-    if a.flags.writeable:
-        try:
-            return _addressof(_from_buffer(a))
-        except (TypeError, ValueError, BufferError):  # size 0, exotic buffers
-            pass
-    return a.__array_interface__["data"][0]
-
-
-# ``PyArrayObject`` starts with ob_refcnt, ob_type, then the ``data`` pointer: reading it
-# straight from the object costs ~0.1 us, ``ctypes``/``__array_interface__`` 0.3-1.5 us.
-_from_address = ctypes.c_void_p.from_address
-_PTR_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)
-
-
-def _layout_ok() -> bool:
-    try:
-        for a in (np.arange(3.0), np.zeros((2, 3), np.int8)[1:], np.arange(4)[::2]):
-            if (_from_address(id(a) + _PTR_OFFSET).value or 0) != a.__array_interface__["data"][0]:
-                return False
-        return True
-    except Exception:  # pragma: no cover - exotic interpreters
-        return False
-
-
-if _layout_ok():
-
-    def data_ptr(a) -> int:
-        """Address of the first element of a NumPy array (read from the array object)."""
-        return _from_address(id(a) + _PTR_OFFSET).value or 0
-
-else:  # pragma: no cover - every CPython we know lays PyArrayObject out this way
-    data_ptr = _data_ptr_slow
 
 
 _EMPTY = np.zeros(1, np.float64)
