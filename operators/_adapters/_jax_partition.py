@@ -57,7 +57,10 @@ def _check(op, rule, ins, outs, in_avals, out_avals):
     """Ranks and factor sizes of one call against the rule; returns the dims' factors."""
     sizes: dict = {}
     dims_in, dims_out = [], []
-    for what, entries, avals, dims in (("input", ins, in_avals, dims_in), ("output", outs, out_avals, dims_out)):
+    for what, entries, avals, dims in (
+        ("input", ins, in_avals, dims_in),
+        ("output", outs, out_avals, dims_out),
+    ):
         for k, (e, a) in enumerate(zip(entries, avals)):
             label = f"{what} {k} (shape {tuple(a.shape)})"
             fs = rule.dim_factors(e, len(a.shape), op.name, label)
@@ -157,7 +160,7 @@ def _assign(rule, mesh, dims_and_shardings):
             sizes.setdefault(f, set()).add(n)
     taken: set = set()
     assign: dict = {}
-    for fs, dims, sharding in dims_and_shardings:
+    for fs, _, sharding in dims_and_shardings:
         for f, axes in zip(fs, _spec_entries(sharding, len(fs))):
             if not axes or f in assign or not rule.is_map(f) or taken & set(axes):
                 continue
@@ -179,7 +182,10 @@ def _spec(fs, assign) -> P:
 
 
 def _dims(rule, op_name, entries, shapes):
-    return [rule.dim_factors(e, len(s.shape), op_name, f"array {k}") for k, (e, s) in enumerate(zip(entries, shapes))]
+    return [
+        rule.dim_factors(e, len(s.shape), op_name, f"array {k}")
+        for k, (e, s) in enumerate(zip(entries, shapes))
+    ]
 
 
 def _partition(op, rule, ins, outs, prim, params, grad_of, mesh, arg_shapes, result_shape):
@@ -237,9 +243,7 @@ def explicit_out_specs(op, in_avals, out_ndims, mesh) -> list:
         return repl
     try:
         fin = [rule.dim_factors(e, len(a.shape), op.name, "input") for e, a in zip(rule.ins, in_avals)]
-        fout = [
-            rule.dim_factors(e, n, op.name, "output") for e, n in zip(rule.outs, out_ndims)
-        ]
+        fout = [rule.dim_factors(e, n, op.name, "output") for e, n in zip(rule.outs, out_ndims)]
     except ValueError:
         return repl  # reported when the call is lowered
     items = []

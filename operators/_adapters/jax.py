@@ -38,10 +38,9 @@ import numpy as np
 from jax import lax
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
-from taichi.lang import impl as _ti_impl
-
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
+from taichi.lang import impl as _ti_impl
 
 from tiarray import _dtypes, _runtime
 
@@ -477,11 +476,10 @@ class _JaxOp:
     def _vjp_abstract(self, *avals, static, mask):
         n_in = len(mask)
         res = self.op._resolve(_in_sds(self.op, avals[:n_in]), static)
-        outs = [(o.shape, _np(o.dtype)) for o in res.outs]
-        grads = [(avals[i].shape, avals[i].dtype) for i in range(n_in) if mask[i]]
-        typed = _typed(self.op, avals, n_in, outs)
+        typed = _typed(self.op, avals, n_in, [(o.shape, _np(o.dtype)) for o in res.outs])
         # gradients have the types (shape, dtype, sharding) of their primals
-        return _typed_like(avals, [i for i in range(n_in) if mask[i]], grads, typed[0] if typed else None) + typed * 2
+        grads = _typed_like([avals[i] for i in range(n_in) if mask[i]], typed[0] if typed else None)
+        return grads + typed * 2
 
     # -- lowering ----------------------------------------------------------------------
 
@@ -637,11 +635,10 @@ def _typed(op, in_avals, n_in, outs):
     return [_shaped(sh, dt, mesh, spec, vma) for (sh, dt), spec in zip(outs, specs)]
 
 
-def _typed_like(avals, idx, shapes, ref):
+def _typed_like(avals, ref):
     """Avals for gradients: those of their primals, with the manual-axis variance of ``ref``."""
     out = []
-    for i, (sh, dt) in zip(idx, shapes):
-        a = avals[i]
+    for a in avals:
         if ref is not None and getattr(ref, "manual_axis_type", None) is not None:
             try:
                 a = a.update(manual_axis_type=ref.manual_axis_type)
