@@ -71,3 +71,60 @@ def check(results, log, name) -> None:
     assert cases, f"{name} did not run in the child process; its output:\n{log[-6000:]}"
     bad = [(c, o, t) for c, o, t in cases if o != "passed"]
     assert not bad, "\n\n".join(f"{c}: {o}\n{t[-4000:]}" for c, o, t in bad)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_processes(argvs, *, env=None, timeout=300) -> list:
+    """Start one process per argv list, all at once, and wait for all of them.
+
+    Every process is killed when the whole group exceeds ``timeout`` seconds (then this
+    raises ``AssertionError`` with their output) or when one of them fails (the others
+    would wait for it forever in a collective). Returns the output of each process.
+    """
+    import tempfile
+    import time
+
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    logs = [tempfile.TemporaryFile(mode="w+") for _ in argvs]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, *a], env=full_env, stdout=f, stderr=subprocess.STDOUT, cwd=str(TESTS.parent)
+        )
+        for a, f in zip(argvs, logs)
+    ]
+    deadline = time.monotonic() + timeout
+    failed = timed_out = False
+    try:
+        while any(p.poll() is None for p in procs):
+            if time.monotonic() > deadline:
+                timed_out = True
+                break
+            if any(p.poll() not in (None, 0) for p in procs):
+                failed = True
+                break
+            time.sleep(0.05)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+    outs = []
+    for f in logs:
+        f.seek(0)
+        outs.append(f.read())
+        f.close()
+    report = "\n".join(
+        f"--- process {i} (exit {p.returncode}):\n{o[-4000:]}" for i, (p, o) in enumerate(zip(procs, outs))
+    )
+    assert not timed_out, f"the processes did not finish within {timeout} s\n{report}"
+    assert not failed and all(p.returncode == 0 for p in procs), f"a process failed\n{report}"
+    return outs
