@@ -1,23 +1,34 @@
-"""Operators on 4 JAX devices (virtual CPU devices, in a child process).
+"""Operators on 4 JAX devices (virtual CPU devices, in child processes).
 
-The tests live in ``tests/multidevice/jax_sharding.py``: ``shard_map``, ``jit`` with
-sharded inputs and ``Operator(partition=...)``, gradients, the compiled HLO. JAX takes
-its device count from ``XLA_FLAGS`` when it is first imported, so they run in a child
-pytest process started once; each test here reports one test function of the child.
+The tests live in ``tests/multidevice/``: ``jax_sharding.py`` (``shard_map``, ``jit``
+with sharded inputs and ``Operator(partition=...)``, gradients, the compiled HLO) and
+``row_partitioned.py`` (``tiarray.operators.distributed``: CSR products with rows split
+over devices). JAX takes its device count from ``XLA_FLAGS`` when it is first imported,
+so each module runs in a child pytest process, started once; each test here reports one
+test function of a child.
 """
 
 import pytest
 from _subprocess_suite import TESTS, check, child_tests, run
 
-MODULE = TESTS / "multidevice" / "jax_sharding.py"
+MODULES = ("jax_sharding", "row_partitioned")
 ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+CASES = [(m, name) for m in MODULES for name in child_tests(TESTS / "multidevice" / f"{m}.py")]
 
 
 @pytest.fixture(scope="module")
-def child(jax, tmp_path_factory):
-    return run(MODULE, tmp_path_factory.mktemp("multidevice"), env=ENV, timeout=900)
+def children(jax, tmp_path_factory):
+    results = {}
+
+    def get(module):
+        if module not in results:
+            path = TESTS / "multidevice" / f"{module}.py"
+            results[module] = run(path, tmp_path_factory.mktemp(module), env=ENV, timeout=900)
+        return results[module]
+
+    return get
 
 
-@pytest.mark.parametrize("name", child_tests(MODULE))
-def test_on_four_devices(child, name):
-    check(*child, name)
+@pytest.mark.parametrize("module, name", CASES, ids=[f"{m}::{n}" for m, n in CASES])
+def test_on_four_devices(children, module, name):
+    check(*children(module), name)

@@ -1,0 +1,201 @@
+"""Row-partitioned CSR products over 4 JAX devices (``tiarray.operators.distributed``).
+
+Runs in its own process with 4 virtual CPU devices (``tests/test_jax_multidevice.py``
+starts it). The product is a stand-in operator with the signature of
+``event_csrmv`` (``tests/_csr_standin.py``); every result is compared with the dense
+NumPy product and with the same operator on one device.
+"""
+
+import os
+import sys
+
+if "jax" not in sys.modules:
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+    ).strip()
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from _csr_standin import csrmv_standin, dense, random_csr  # noqa: E402
+from jax.sharding import AxisType, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+from tiarray.operators.distributed import block_csrmv, partition_csr_rows, sharded_csrmv  # noqa: E402
+
+rng = np.random.default_rng(11)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _four_devices():
+    assert len(jax.devices()) == 4, f"these tests need 4 JAX devices (XLA_FLAGS), got {jax.devices()}"
+
+
+def _mesh(explicit=False):
+    t = AxisType.Explicit if explicit else AxisType.Auto
+    return jax.make_mesh((4,), ("d",), axis_types=(t,))
+
+
+@pytest.mark.parametrize("homogeneous", [False, True], ids=["weights", "homogeneous"])
+@pytest.mark.parametrize(
+    "m, n", [(40, 24), (37, 24), (3, 8)], ids=["even", "uneven", "fewer-rows-than-devices"]
+)
+def test_matvec_equals_the_dense_product_and_the_single_device_run(m, n, homogeneous):
+    mesh = _mesh()
+    w, i, p = random_csr(m, n, 0.3, rng, homogeneous=homogeneous)
+    A = dense(w, i, p, (m, n))
+    blocks = partition_csr_rows(w, i, p, shape=(m, n), parts=4).shard(mesh, "d")
+    x = rng.standard_normal(n).astype(np.float32)
+    f = jax.jit(lambda x: sharded_csrmv(blocks, x, mesh=mesh, axis_name="d", op=csrmv_standin))
+    y = f(x)
+    np.testing.assert_allclose(np.asarray(y), A @ x, rtol=1e-5, atol=1e-5)
+    single = jax.jit(lambda x: csrmv_standin(jnp.asarray(w), i, p, x, shape=(m, n)))(x)
+    np.testing.assert_allclose(np.asarray(y), np.asarray(single), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("scatter", [False, True], ids=["psum", "psum_scatter"])
+@pytest.mark.parametrize("homogeneous", [False, True], ids=["weights", "homogeneous"])
+@pytest.mark.parametrize("m", [40, 37], ids=["even", "uneven"])
+def test_transposed_product_of_events_sums_the_partial_products(m, scatter, homogeneous):
+    mesh = _mesh()
+    n = 24
+    w, i, p = random_csr(m, n, 0.3, rng, homogeneous=homogeneous)
+    A = dense(w, i, p, (m, n))
+    blocks = partition_csr_rows(w, i, p, shape=(m, n), parts=4).shard(mesh, "d")
+    spikes = rng.random(m) < 0.3
+    f = jax.jit(
+        lambda s: sharded_csrmv(
+            blocks, s, mesh=mesh, axis_name="d", transpose=True, scatter=scatter, op=csrmv_standin
+        )
+    )
+    y = f(spikes)
+    np.testing.assert_allclose(np.asarray(y), A.T @ spikes, rtol=1e-5, atol=1e-5)
+    assert y.sharding.is_equivalent_to(NamedSharding(mesh, P("d") if scatter else P()), 1)
+    txt = f.lower(spikes).compile().as_text()
+    assert ("reduce-scatter" in txt) == scatter and ("all-reduce" in txt) != scatter
+    single = jax.jit(lambda s: csrmv_standin(jnp.asarray(w), i, p, s, shape=(m, n), transpose=True))(spikes)
+    np.testing.assert_allclose(np.asarray(y), np.asarray(single), rtol=1e-5, atol=1e-6)
+
+
+def test_network_step_inside_shard_map_equals_the_single_device_run():
+    # N neurons split over 4 devices; rows of A are presynaptic neurons. Each step: the
+    # local spikes go through the local rows (transpose=True), the partial currents are
+    # reduce-scattered, each device integrates its own neurons.
+    mesh = _mesh(explicit=True)
+    N, steps = 64, 20
+    w, i, p = random_csr(N, N, 0.2, rng)
+    w = np.abs(w) * 0.6
+    blocks = partition_csr_rows(w, i, p, shape=(N, N), parts=4).shard(mesh, "d")
+    drive = (rng.random((steps, N)) * 0.5).astype(np.float32)
+
+    def local_step(v, spikes, ext, w, i, p):
+        cur = block_csrmv(
+            w,
+            i,
+            p,
+            spikes,
+            shape=(N, N),
+            axis_name="d",
+            transpose=True,
+            reduce="psum_scatter",
+            op=csrmv_standin,
+        )
+        v = 0.9 * v + cur + ext
+        fired = v > 1.0
+        return jnp.where(fired, 0.0, v), fired
+
+    def run_sharded(drive):
+        def body(w, i, p, drive):
+            def step(c, ext):
+                v, s = local_step(*c, ext, w, i, p)
+                return (v, s), s
+
+            v0 = jnp.zeros_like(drive[0])  # varies over 'd', like the carry the step returns
+            return jax.lax.scan(step, (v0, v0 > 1), drive)[1]
+
+        return jax.shard_map(
+            body, mesh=mesh, in_specs=(P("d"), P("d"), P("d"), P(None, "d")), out_specs=P(None, "d")
+        )(*blocks.arrays(), drive)
+
+    def run_single(drive):
+        def step(c, ext):
+            v, s = c
+            cur = csrmv_standin(jnp.asarray(w), i, p, s, shape=(N, N), transpose=True)
+            v = 0.9 * v + cur + ext
+            fired = v > 1.0
+            return (jnp.where(fired, 0.0, v), fired), fired
+
+        v0 = jnp.zeros(N, jnp.float32)
+        return jax.lax.scan(step, (v0, v0 > 1), drive)[1]
+
+    sharded = np.asarray(jax.jit(run_sharded)(jax.device_put(drive, NamedSharding(mesh, P(None, "d")))))
+    single = np.asarray(jax.jit(run_single)(drive))
+    assert 0 < single.sum() < single.size  # the network fires, but not everywhere
+    np.testing.assert_array_equal(sharded, single)
+
+
+def test_gather_assembles_the_vector_from_its_shards():
+    mesh = _mesh()
+    m = n = 32
+    w, i, p = random_csr(m, n, 0.25, rng)
+    A = dense(w, i, p, (m, n))
+    blocks = partition_csr_rows(w, i, p, shape=(m, n), parts=4).shard(mesh, "d")
+    x = rng.standard_normal(n).astype(np.float32)
+
+    def body(w, i, p, x):
+        return block_csrmv(w, i, p, x, shape=(m, n), axis_name="d", gather=True, op=csrmv_standin)
+
+    f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("d"),) * 4, out_specs=P("d")))
+    np.testing.assert_allclose(
+        np.asarray(f(*blocks.arrays(), jax.device_put(x, NamedSharding(mesh, P("d"))))),
+        A @ x,
+        rtol=1e-5,
+        atol=1e-5,
+    )
+
+
+def test_partial_sums_without_reduction():
+    mesh = _mesh()
+    m, n = 16, 8
+    w, i, p = random_csr(m, n, 0.4, rng)
+    A = dense(w, i, p, (m, n))
+    blocks = partition_csr_rows(w, i, p, shape=(m, n), parts=4).shard(mesh, "d")
+    x = rng.standard_normal(m).astype(np.float32)
+
+    def body(w, i, p, x):
+        return block_csrmv(
+            w, i, p, x, shape=(m, n), axis_name="d", transpose=True, reduce=None, op=csrmv_standin
+        )[None]
+
+    parts = np.asarray(
+        jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("d"),) * 4, out_specs=P("d")))(*blocks.arrays(), x)
+    )
+    assert parts.shape == (4, n)
+    for d in range(4):
+        np.testing.assert_allclose(
+            parts[d], A[4 * d : 4 * d + 4].T @ x[4 * d : 4 * d + 4], rtol=1e-5, atol=1e-5
+        )
+
+
+def test_errors_name_the_function_and_the_argument():
+    mesh = _mesh()
+    w, i, p = random_csr(10, 6, 0.3, rng)
+    blocks = partition_csr_rows(w, i, p, shape=(10, 6), parts=4).shard(mesh, "d")
+    with pytest.raises(
+        ValueError, match=r"sharded_csrmv\(\): argument 'x' must have length m = 10 \(transpose=True\)"
+    ):
+        sharded_csrmv(blocks, np.ones(6, bool), mesh=mesh, axis_name="d", transpose=True, op=csrmv_standin)
+    with pytest.raises(ValueError, match=r"psum_scatter' needs n = 6 to be a multiple of the 4 devices"):
+        sharded_csrmv(
+            blocks,
+            np.ones(10, bool),
+            mesh=mesh,
+            axis_name="d",
+            transpose=True,
+            scatter=True,
+            op=csrmv_standin,
+        )
+    with pytest.raises(ValueError, match=r"mesh axis 'd' has 4 devices, the matrix is cut into 2 blocks"):
+        partition_csr_rows(w, i, p, shape=(10, 6), parts=2).shard(mesh, "d")
