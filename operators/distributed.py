@@ -100,7 +100,8 @@ class RowBlocks:
         -------
         RowBlocks
             With ``jax.Array`` arrays sharded along their first axis (homogeneous weights
-            replicated).
+            replicated). With several processes (``jax.distributed``), every process calls
+            this with the same blocks; each puts its own devices' blocks.
 
         Raises
         ------
@@ -118,8 +119,14 @@ class RowBlocks:
                 f"{self.parts} blocks"
             )
         split = NamedSharding(mesh, P(axis_name))
-        w = jax.device_put(self.weights, NamedSharding(mesh, P()) if self.homogeneous else split)
-        return self.replace(w, jax.device_put(self.indices, split), jax.device_put(self.indptr, split))
+
+        def put(a, sharding):
+            # from the host copy every process holds: works with several processes too
+            a = np.asarray(a)
+            return jax.make_array_from_callback(a.shape, sharding, lambda idx: a[idx])
+
+        w = put(self.weights, NamedSharding(mesh, P()) if self.homogeneous else split)
+        return self.replace(w, put(self.indices, split), put(self.indptr, split))
 
     def __repr__(self) -> str:
         return (

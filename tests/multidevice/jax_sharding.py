@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import taichi as ti  # noqa: E402
 from _operator_cases import affine, affine_ref, axpy, cube, mv, mv_ref, poly, poly_ref, split, split_ref  # noqa: E402
+from _partition_cases import axpy_p  # noqa: E402
 from jax.sharding import AxisType, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
@@ -63,17 +64,6 @@ def _f32(*shape):
 
 
 # --------------------------------------------------------------------- operators with rules
-
-
-@ti.kernel
-def _axpy_k(alpha: ti.f32, x: nd(ndim=1), y: nd(ndim=1), out: nd(ndim=1)):
-    for i in x:
-        out[i] = alpha * x[i] + y[i]
-
-
-axpy_p = ta.Operator(
-    "md_axpy", kernel=_axpy_k, outs=lambda a, x, y: ta.ShapeDtype(x.shape, x.dtype), partition=", i, i -> i"
-)
 
 
 @ti.kernel
