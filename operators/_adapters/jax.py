@@ -490,6 +490,12 @@ class _JaxOp:
                 f"{self.op.name}: JAX runs this computation on {arch}, but Taichi computes on {dev}; "
                 f"start Taichi on the same device (tiarray.init('{arch}') before any tiarray call)"
             )
+        if arch == "cuda" and _device_count(ctx) > 1:  # pragma: no cover - needs several GPUs
+            raise TypeError(
+                f"{self.op.name}: this computation spans {_device_count(ctx)} GPUs of one process, but a "
+                "process has one Taichi runtime on one GPU. Remedy: run one process per GPU "
+                "(jax.distributed.initialize(..., local_device_ids=[k])); see docs/scaling.md"
+            )
         n_in = len(mask) if mask is not None else len(ctx.avals_in)
         if self.op.partition is not None and not _direct_lowering.get() and _partitioned_context(ctx):
             return _partitioning.lower(self, ctx, operands, static, mode, mask, n_in)
@@ -656,6 +662,25 @@ def _shaped(shape, dtype, mesh, spec, vma):
         )
     except TypeError:  # pragma: no cover - an older JAX: no manual axis types
         return jax.core.ShapedArray(shape, dtype, sharding=sharding)
+
+
+def _device_count(ctx) -> int:
+    """How many devices of this process the computation being lowered runs on (with
+    several processes, each runs its own devices' part)."""
+    if jax.local_device_count() == 1:
+        return 1
+    ac = ctx.module_context.axis_context
+    devices = None
+    if isinstance(ac, _SPMDAxisContext):
+        devices = ac.mesh._flat_devices_tuple
+    elif isinstance(ac, _ShardingContext):
+        if ac.device_assignment is None:
+            return min(ac.num_devices, jax.local_device_count())
+        devices = ac.device_assignment
+    if devices is None:
+        return 1
+    me = jax.process_index()
+    return sum(1 for d in devices if d.process_index == me)
 
 
 def _partitioned_context(ctx) -> bool:
