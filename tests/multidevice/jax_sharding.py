@@ -376,3 +376,22 @@ def test_rule_that_does_not_fit_the_ranks_raises():
     with pytest.raises(ValueError, match=re.escape("md_neg: the partition rule 'i -> i' gives input 0")):
         jax.jit(neg)(x)
     np.testing.assert_array_equal(np.asarray(jax.jit(neg)(x.reshape(-1))), -np.asarray(x).reshape(-1))
+
+
+def test_eager_call_on_sharded_arrays_is_partitioned_too():
+    mesh = _mesh()
+    x, y = _f32(16), _f32(16)
+    out = axpy_p(2.0, _put(x, mesh, P("d")), _put(y, mesh, P("d")))
+    np.testing.assert_allclose(np.asarray(out), 2 * x + y, rtol=1e-6)
+    assert out.sharding.is_equivalent_to(NamedSharding(mesh, P("d")), 1)
+
+
+def test_vmap_of_a_partitioned_operator():
+    # no batch rule: vmap runs the operator once per batch element (lax.map); each call is
+    # still partitioned over the rows
+    mesh = _mesh()
+    x, w = rng.standard_normal((3, 8, 5)), rng.standard_normal((3, 5))
+    xs = _put(x, mesh, P(None, "d", None))
+    f = jax.jit(jax.vmap(rowdot))
+    np.testing.assert_allclose(np.asarray(f(xs, w)), np.einsum("abk,ak->ab", x, w), rtol=1e-12)
+    assert "all-gather" not in _hlo(f, xs, w)
