@@ -39,7 +39,6 @@ __all__ = ["direct_lowering", "lower", "explicit_out_specs"]
 # Set while our own custom_partitioning call lowers its body: the body is lowered directly.
 direct_lowering: contextvars.ContextVar = contextvars.ContextVar("tiarray_direct_lowering", default=False)
 
-_cp_cache: dict = {}
 _cp_lock = threading.Lock()
 
 
@@ -102,8 +101,9 @@ def lower(jop, ctx, operands, static, mode, mask, n_in):
 
 
 def _custom_partitioned(jop, mode, static, mask, n_in):
-    key = (id(jop), mode, static, mask, n_in)
-    cp = _cp_cache.get(key)
+    cache = jop.__dict__.setdefault("_partitioned", {})  # per Operator: dies with it
+    key = (mode, static, mask, n_in)
+    cp = cache.get(key)
     if cp is not None:
         return cp
     from jax.experimental.custom_partitioning import custom_partitioning
@@ -128,7 +128,7 @@ def _custom_partitioned(jop, mode, static, mask, n_in):
         need_replication_factors=need,
     )
     with _cp_lock:
-        cp = _cp_cache.setdefault(key, cp)
+        cp = cache.setdefault(key, cp)
     return cp
 
 
