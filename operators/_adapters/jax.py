@@ -22,6 +22,13 @@ vmap uses the ``batch`` rule, else a sequential ``lax.map`` over the batch (one 
 per element: correct, slow). Scalar kernel parameters become 0-d operands; the handler
 reads their value (on CUDA with a device-to-host copy and a stream synchronisation).
 
+Several devices: inside ``shard_map`` the lowering sees local avals, so each device's
+handler runs on its shard; outputs are typed as varying over the manual axes any input
+varies over, and inputs are cast to varying first (as JAX's own primitives), which makes
+gradients of replicated inputs sums over devices. Operators with a ``partition`` rule are
+wrapped in ``custom_partitioning`` when lowered for several devices (``_jax_partition``);
+without one, XLA gathers their inputs.
+
 Thread safety: XLA calls handlers from its own threads; each call takes the GIL, reads
 only immutable records, and launches under the launcher's lock.
 """
@@ -775,7 +782,7 @@ def _match_vma(args):
     out = []
     for a, m in zip(args, mats):
         missing = vma - (m.varying if m is not None else frozenset())
-        out.append(lax.pcast(a, tuple(sorted(missing)), to="varying") if missing else a)
+        out.append(lax.pcast(a, tuple(sorted(missing, key=str)), to="varying") if missing else a)
     return out
 
 
