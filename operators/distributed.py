@@ -368,8 +368,9 @@ def sharded_csrmv(blocks, x, *, mesh, axis_name, transpose=False, scatter=False,
     Returns
     -------
     jax.Array
-        ``A @ x`` (length ``m``, sharded over ``axis_name``) or ``A.T @ x`` (length ``n``,
-        replicated, or sharded with ``scatter=True``).
+        ``A @ x`` (length ``m``, sharded over ``axis_name``; replicated under an explicit
+        mesh when ``m`` is not a multiple of the number of blocks) or ``A.T @ x`` (length
+        ``n``, replicated, or sharded with ``scatter=True``).
 
     Raises
     ------
@@ -390,6 +391,7 @@ def sharded_csrmv(blocks, x, *, mesh, axis_name, transpose=False, scatter=False,
     """
     import jax
     import jax.numpy as jnp
+    from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
     fn = "sharded_csrmv()"
@@ -409,6 +411,13 @@ def sharded_csrmv(blocks, x, *, mesh, axis_name, transpose=False, scatter=False,
         raise ValueError(f"{fn}: scatter=True is for transpose=True (the result of A @ x is already split)")
     w_spec = P() if blocks.homogeneous else P(axis_name)
     blk = P(axis_name)
+    explicit = any(t == jax.sharding.AxisType.Explicit for t in getattr(mesh, "axis_types", ()))
+
+    def call(f, specs, *args):
+        if explicit:  # shard_map takes explicitly sharded arrays as typed: put them where it wants
+            args = [jax.reshard(jnp.asarray(a), NamedSharding(mesh, sp)) for a, sp in zip(args, specs)]
+        return f(*args)
+
     if transpose:
         pad = blocks.rows * blocks.parts - m
         if pad:
@@ -420,14 +429,18 @@ def sharded_csrmv(blocks, x, *, mesh, axis_name, transpose=False, scatter=False,
                 w, i, p, xs, shape=blocks.shape, axis_name=axis_name, transpose=True, reduce=reduce, op=op
             )
 
-        f = jax.shard_map(
-            body, mesh=mesh, in_specs=(w_spec, blk, blk, blk), out_specs=blk if scatter else P()
-        )
-        return f(*blocks.arrays(), x)
+        specs = (w_spec, blk, blk, blk)
+        f = jax.shard_map(body, mesh=mesh, in_specs=specs, out_specs=blk if scatter else P())
+        return call(f, specs, *blocks.arrays(), x)
 
     def body(w, i, p, xs):
         return block_csrmv(w, i, p, xs, shape=blocks.shape, axis_name=axis_name, op=op)
 
-    f = jax.shard_map(body, mesh=mesh, in_specs=(w_spec, blk, blk, P()), out_specs=blk)
-    y = f(*blocks.arrays(), x)
-    return y if y.shape[0] == m else y[:m]
+    specs = (w_spec, blk, blk, P())
+    f = jax.shard_map(body, mesh=mesh, in_specs=specs, out_specs=blk)
+    y = call(f, specs, *blocks.arrays(), x)
+    if y.shape[0] == m:
+        return y
+    if explicit:  # padded rows: an explicitly sharded array is sliced replicated
+        y = jax.reshard(y, NamedSharding(mesh, P()))
+    return y[:m]

@@ -38,12 +38,13 @@ def _mesh(explicit=False):
     return jax.make_mesh((4,), ("d",), axis_types=(t,))
 
 
+@pytest.mark.parametrize("explicit", [False, True], ids=["auto", "explicit"])
 @pytest.mark.parametrize("homogeneous", [False, True], ids=["weights", "homogeneous"])
 @pytest.mark.parametrize(
     "m, n", [(40, 24), (37, 24), (3, 8)], ids=["even", "uneven", "fewer-rows-than-devices"]
 )
-def test_matvec_equals_the_dense_product_and_the_single_device_run(m, n, homogeneous):
-    mesh = _mesh()
+def test_matvec_equals_the_dense_product_and_the_single_device_run(m, n, homogeneous, explicit):
+    mesh = _mesh(explicit)
     w, i, p = random_csr(m, n, 0.3, rng, homogeneous=homogeneous)
     A = dense(w, i, p, (m, n))
     blocks = partition_csr_rows(w, i, p, shape=(m, n), parts=4).shard(mesh, "d")
@@ -55,11 +56,12 @@ def test_matvec_equals_the_dense_product_and_the_single_device_run(m, n, homogen
     np.testing.assert_allclose(np.asarray(y), np.asarray(single), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("explicit", [False, True], ids=["auto", "explicit"])
 @pytest.mark.parametrize("scatter", [False, True], ids=["psum", "psum_scatter"])
 @pytest.mark.parametrize("homogeneous", [False, True], ids=["weights", "homogeneous"])
 @pytest.mark.parametrize("m", [40, 37], ids=["even", "uneven"])
-def test_transposed_product_of_events_sums_the_partial_products(m, scatter, homogeneous):
-    mesh = _mesh()
+def test_transposed_product_of_events_sums_the_partial_products(m, scatter, homogeneous, explicit):
+    mesh = _mesh(explicit)
     n = 24
     w, i, p = random_csr(m, n, 0.3, rng, homogeneous=homogeneous)
     A = dense(w, i, p, (m, n))
