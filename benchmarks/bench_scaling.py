@@ -61,11 +61,23 @@ def connectivity(n, k, seed=0):
 def product():
     """``event_csrmv`` once it is an Operator; until then a stand-in kernel of its signature."""
     try:
+        import jax
+        import jax.numpy as jnp
         from tiarray.operators.sparse import event_csrmv
 
-        if hasattr(event_csrmv, "name"):  # a tiarray.Operator
-            return event_csrmv, "tiarray.operators.sparse.event_csrmv"
-    except ImportError:
+        i32 = jnp.int32
+        jax.eval_shape(  # it runs under JAX (an Operator, not the NumPy-only phase 1)
+            lambda: event_csrmv(
+                jnp.ones(1),
+                jnp.zeros(1, i32),
+                jnp.array([0, 1], i32),
+                jnp.ones(1, bool),
+                shape=(1, 1),
+                transpose=True,
+            )
+        )
+        return event_csrmv, "tiarray.operators.sparse.event_csrmv"
+    except Exception:
         pass
     return _standin(), "stand-in CSR scatter kernel (event_csrmv is not a JAX operator here yet)"
 

@@ -27,11 +27,23 @@ def product():
     """The sparse product: the library's ``event_csrmv`` when it is there, else the
     stand-in with its signature (``tests/_csr_standin.py``)."""
     try:
+        import jax
+        import jax.numpy as jnp
         from tiarray.operators.sparse import event_csrmv
 
-        if callable(event_csrmv) and hasattr(event_csrmv, "name"):  # an Operator (phase 2)
-            return event_csrmv
-    except ImportError:
+        i32 = jnp.int32
+        jax.eval_shape(  # it runs under JAX (it is an Operator, not the NumPy-only phase 1)
+            lambda: event_csrmv(
+                jnp.ones(1),
+                jnp.zeros(1, i32),
+                jnp.array([0, 1], i32),
+                jnp.ones(1, bool),
+                shape=(1, 1),
+                transpose=True,
+            )
+        )
+        return event_csrmv
+    except Exception:
         pass
     from _csr_standin import csrmv_standin
 
