@@ -12,10 +12,14 @@ import ast
 import os
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
+# Children run outside the checkout: ``python -m`` puts the working directory first on
+# sys.path, where ./tiarray (without its operators/) would shadow the installed package.
+_CWD = tempfile.gettempdir()
 
 
 def child_tests(module: Path) -> list:
@@ -42,9 +46,7 @@ def run(module: Path, tmp_dir: Path, *, env=None, timeout=900) -> tuple:
     full_env = dict(os.environ)
     full_env.update(env or {})
     try:
-        proc = subprocess.run(
-            cmd, env=full_env, capture_output=True, text=True, timeout=timeout, cwd=str(TESTS.parent)
-        )
+        proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=timeout, cwd=_CWD)
         log = proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -89,16 +91,13 @@ def run_processes(argvs, *, env=None, timeout=300) -> list:
     raises ``AssertionError`` with their output) or when one of them fails (the others
     would wait for it forever in a collective). Returns the output of each process.
     """
-    import tempfile
     import time
 
     full_env = dict(os.environ)
     full_env.update(env or {})
     logs = [tempfile.TemporaryFile(mode="w+") for _ in argvs]
     procs = [
-        subprocess.Popen(
-            [sys.executable, *a], env=full_env, stdout=f, stderr=subprocess.STDOUT, cwd=str(TESTS.parent)
-        )
+        subprocess.Popen([sys.executable, *a], env=full_env, stdout=f, stderr=subprocess.STDOUT, cwd=_CWD)
         for a, f in zip(argvs, logs)
     ]
     deadline = time.monotonic() + timeout
