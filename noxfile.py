@@ -26,9 +26,18 @@ ENV = {
 }
 
 
-def _pytest(session, marks):
+def _pytest(session, marks, **env):
+    # The pytest script, not `python -m pytest`: that would put the checkout on sys.path
+    # and test the source tree instead of the installed package.
     session.run(
-        "python", "-m", "pytest", "-m", marks, "-q", "-p", "no:cacheprovider", *session.posargs, env=ENV
+        "pytest",
+        "-m",
+        marks,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
+        env={**ENV, "TIARRAY_TEST_INSTALLED": "1", **env},
     )
 
 
@@ -72,18 +81,7 @@ def tests_all(session):
 def tests_cupy(session):
     """CuPy on a CUDA GPU (not run in CI: CI has no GPU)."""
     session.install(*C, ".[test,cupy]")
-    session.run(
-        "python",
-        "-m",
-        "pytest",
-        "-m",
-        "cupy",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        *session.posargs,
-        env={**ENV, "TIARRAY_ARCH": "cuda"},
-    )
+    _pytest(session, "cupy", TIARRAY_ARCH="cuda")
 
 
 @nox.session(python=PY)

@@ -15,8 +15,9 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 
 
-def timeit(fn, *, min_time: float = 0.2, repeats: int = 7, warmup: int = 3) -> float:
-    """Median seconds per call of ``fn`` over ``repeats`` batches of at least ``min_time``."""
+def samples(fn, *, min_time: float = 0.2, repeats: int = 7, warmup: int = 3) -> list[float]:
+    """Seconds per call of ``fn`` in each of ``repeats`` batches lasting about
+    ``min_time / repeats`` (after ``warmup`` calls, which also compile kernels)."""
     for _ in range(warmup):
         fn()
     # calibrate the batch size
@@ -29,13 +30,18 @@ def timeit(fn, *, min_time: float = 0.2, repeats: int = 7, warmup: int = 3) -> f
         if dt >= min_time / repeats or n >= 1 << 20:
             break
         n *= 2
-    samples = []
+    out = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
-        samples.append((time.perf_counter() - t0) / n)
-    return statistics.median(samples)
+        out.append((time.perf_counter() - t0) / n)
+    return out
+
+
+def timeit(fn, *, min_time: float = 0.2, repeats: int = 7, warmup: int = 3) -> float:
+    """Median seconds per call of ``fn`` over ``repeats`` batches of at least ``min_time``."""
+    return statistics.median(samples(fn, min_time=min_time, repeats=repeats, warmup=warmup))
 
 
 def fmt_us(seconds: float) -> str:

@@ -149,6 +149,82 @@ def main():
         assert isinstance(out, ta.TiArray) and out.device == ta.Device("cuda", 0)
         np.testing.assert_allclose(np.asarray(out.to_device("cpu")), 4 * np.arange(8))
 
+    # ------------------------------------------------------------------ sparse operators
+    import tiarray.operators as tops
+
+    def _sparse_case(seed=0, m=300, n=200, p=0.05):
+        rng = np.random.default_rng(seed)
+        dense = (rng.random((m, n)) < p) * rng.standard_normal((m, n))
+        rows, cols = np.nonzero(dense)
+        ptr = np.zeros(m + 1, np.int32)
+        np.cumsum(np.bincount(rows, minlength=m), out=ptr[1:])
+        return dense[rows, cols], cols.astype(np.int32), ptr, dense
+
+    @check("sparse (torch CUDA): event_csrmv/csrmv/csrmm both directions, atomics scatter, scratch")
+    def _():
+        if not have_torch:
+            return "skip: no torch with CUDA"
+        w, idx, ptr, dense = _sparse_case()
+        T = lambda a: torch.as_tensor(a, device="cuda")  # noqa: E731
+        rng = np.random.default_rng(1)
+        for transpose in (False, True):
+            D = dense.T if transpose else dense
+            e = rng.random(D.shape[1]) < 0.2
+            y = tops.event_csrmv(T(w), T(idx), T(ptr), T(e), shape=dense.shape, transpose=transpose)
+            np.testing.assert_allclose(y.cpu().numpy(), D @ e, rtol=1e-10, atol=1e-10)
+            v = rng.standard_normal(D.shape[1])
+            y = tops.csrmv(T(w), T(idx), T(ptr), T(v), shape=dense.shape, transpose=transpose)
+            np.testing.assert_allclose(y.cpu().numpy(), D @ v, rtol=1e-10, atol=1e-10)
+            B = rng.standard_normal((D.shape[1], 5))
+            y = tops.csrmm(T(w), T(idx), T(ptr), T(B), shape=dense.shape, transpose=transpose)
+            np.testing.assert_allclose(y.cpu().numpy(), D @ B, rtol=1e-10, atol=1e-10)
+        tw = T(w).requires_grad_(True)
+        tx = T(rng.standard_normal(dense.shape[1])).requires_grad_(True)
+        assert torch.autograd.gradcheck(
+            lambda a, b: tops.csrmv(a, T(idx), T(ptr), b, shape=dense.shape), (tw, tx)
+        )
+        A = tops.CSR(T(w), T(idx), T(ptr), shape=dense.shape)
+        e = rng.random(dense.shape[1]) < 0.2
+        np.testing.assert_allclose((A @ T(e)).cpu().numpy(), dense @ e, rtol=1e-10, atol=1e-10)
+
+    @check("sparse (torch CUDA): JITC connectivity bit-identical to the CPU's")
+    def _():
+        if not have_torch:
+            return "skip: no torch with CUDA"
+        import subprocess
+
+        code = (
+            "import numpy as np, tiarray.operators as o;"
+            "np.save('/tmp/_jitc_cpu.npy', o.jitc_todense_prob_homo(np.float32(1.0), 0.1, 77, shape=(500, 400)));"
+            "np.save('/tmp/_jitc_cpu_n.npy', o.jitc_todense_prob_normal(np.float64(0.5), np.float64(0.2), 0.1, 77,"
+            " shape=(500, 400)))"
+        )
+        env = dict(os.environ, TIARRAY_ARCH="cpu")
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-2000:]
+        cpu = np.load("/tmp/_jitc_cpu.npy")
+        gpu = tops.jitc_todense_prob_homo(torch.tensor(1.0, device="cuda"), 0.1, 77, shape=(500, 400))
+        np.testing.assert_array_equal(gpu.cpu().numpy(), cpu)
+        cpu_n = np.load("/tmp/_jitc_cpu_n.npy")
+        gpu_n = (
+            tops.jitc_todense_prob_normal(
+                torch.tensor(0.5, device="cuda", dtype=torch.float64),
+                torch.tensor(0.2, device="cuda", dtype=torch.float64),
+                0.1,
+                77,
+                shape=(500, 400),
+            )
+            .cpu()
+            .numpy()
+        )
+        np.testing.assert_array_equal(gpu_n != 0, cpu_n != 0)
+        np.testing.assert_allclose(gpu_n, cpu_n, rtol=1e-12, atol=1e-12)
+        x = torch.rand(500, device="cuda", dtype=torch.float32) < 0.3
+        y = tops.jitc_event_mv_prob_homo(
+            x, torch.tensor(1.0, device="cuda"), 0.1, 77, shape=(500, 400), transpose=True
+        )
+        np.testing.assert_allclose(y.cpu().numpy(), cpu.T @ x.cpu().numpy(), rtol=1e-5)
+
     # ------------------------------------------------------------------ JAX
     try:
         import jax
@@ -184,6 +260,39 @@ def main():
         out = jax.jit(lambda x: jax.lax.fori_loop(0, 100, lambda i, c: axpy(1.0, c, jnp.ones_like(c)), x))(xs)
         assert float(out[0]) == 100.0, float(out[0])
 
+    @check("sparse (jax GPU): jit, vmap as one csrmm, grad, scratch results, traced seed")
+    def _():
+        if not gpus:
+            return "skip: JAX has no GPU backend here"
+        w, idx, ptr, dense = _sparse_case(2)
+        rng = np.random.default_rng(3)
+        with jax.enable_x64(True):
+            for transpose in (False, True):
+                D = dense.T if transpose else dense
+                e = jnp.asarray(rng.random(D.shape[1]) < 0.2)
+                f = jax.jit(
+                    lambda w, e, t=transpose: tops.event_csrmv(w, idx, ptr, e, shape=dense.shape, transpose=t)
+                )
+                np.testing.assert_allclose(
+                    np.asarray(f(jnp.asarray(w), e)), D @ np.asarray(e), rtol=1e-10, atol=1e-10
+                )
+                E = jnp.asarray(rng.random((4, D.shape[1])) < 0.2)
+                g = jax.vmap(
+                    lambda e, t=transpose: tops.event_csrmv(w, idx, ptr, e, shape=dense.shape, transpose=t)
+                )
+                np.testing.assert_allclose(
+                    np.asarray(jax.jit(g)(E)), np.asarray(E, float) @ D.T, rtol=1e-10, atol=1e-10
+                )
+            gx = jax.grad(lambda x: tops.csrmv(w, idx, ptr, x, shape=dense.shape).sum())(
+                jnp.ones(dense.shape[1])
+            )
+            np.testing.assert_allclose(np.asarray(gx), dense.sum(0), rtol=1e-10)
+        h = jax.jit(
+            lambda s: tops.jitc_mv_prob_homo(jnp.ones(400, jnp.float32), 1.0, 0.1, s, shape=(500, 400))
+        )
+        a, b = np.asarray(h(jnp.uint32(5))), np.asarray(h(jnp.uint32(6)))
+        assert not np.array_equal(a, b) and abs(a.mean() - 40) < 5
+
     @check("jax: jit per-call overhead on GPU vs a trivial jitted function")
     def _():
         if not gpus:
@@ -204,7 +313,7 @@ def main():
         return f"jit axpy {t['axpy']:.1f} us, jit x+1 {t['x+1']:.1f} us, ratio {t['axpy'] / t['x+1']:.2f}"
 
     # ------------------------------------------------------------------ CuPy
-    @check("cupy: the cupy test module")
+    @check("cupy: the cupy test modules (operators, sparse)")
     def _():
         try:
             import cupy  # noqa: F401
@@ -223,6 +332,7 @@ def main():
                 "-m",
                 "cupy",
                 os.path.join(here, "..", "tests", "test_operator_cupy.py"),
+                os.path.join(here, "..", "tests", "test_sparse_frameworks.py"),
             ],
             env=env,
             capture_output=True,

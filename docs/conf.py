@@ -7,7 +7,11 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 sys.path.insert(0, os.path.abspath("."))
 
+import _make_api  # noqa: E402
+
 import tiarray  # noqa: E402
+
+_make_api.main()  # docs/api.rst: one page per public name, regenerated at every build
 
 project = "tiarray"
 author = "the tiarray developers"

@@ -1,12 +1,55 @@
-"""Taichi kernels as NumPy, PyTorch, JAX and CuPy operators.
+"""Taichi kernels as NumPy, PyTorch, JAX and CuPy operators, and the operators built on them.
 
 :class:`Operator` registers a ``@ti.kernel`` once; calling it on the arrays of any
 framework runs the kernel on their memory without copies and returns arrays of the same
 kind. Under JAX every Operator is a primitive (``jit``, ``vmap``, ``grad``, ``jvp``,
 ``scan``); under PyTorch a ``torch.library`` custom op (autograd, ``torch.compile``).
 See ``docs/operators.md``.
+
+The sparse and event-driven operators (CSR products, just-in-time connectivity, the
+:class:`CSR` matrix object) are Operators of this kind; see ``docs/sparse.md``.
 """
 
 from ._operator import Operator, ShapeDtype, UndefinedPrimal
 
-__all__ = ["Operator", "ShapeDtype", "UndefinedPrimal"]
+__all__ = [
+    "Operator",
+    "ShapeDtype",
+    "UndefinedPrimal",
+    # sparse and event-driven operators
+    "event_csrmv",
+    "csrmv",
+    "event_csrmm",
+    "csrmm",
+    "csr_sddmm",
+    "csr_to_dense",
+    "csr_from_dense",
+    "csr_transpose",
+    "CSR",
+    "jitc_mv_prob_homo",
+    "jitc_mv_prob_uniform",
+    "jitc_mv_prob_normal",
+    "jitc_event_mv_prob_homo",
+    "jitc_event_mv_prob_uniform",
+    "jitc_event_mv_prob_normal",
+    "jitc_todense_prob_homo",
+    "jitc_todense_prob_uniform",
+    "jitc_todense_prob_normal",
+    "fixed_prob_csr",
+    "set_thresholds",
+]
+
+_SPARSE = frozenset(__all__[3:])
+
+
+def __getattr__(name):
+    # the sparse operators are imported on first use (they define ~20 kernels: ~40 ms)
+    if name in _SPARSE:
+        from . import sparse
+
+        return getattr(sparse, name)
+    raise AttributeError(f"module 'tiarray.operators' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _SPARSE)

@@ -209,7 +209,18 @@ class _Resolved:
         "nbytes",  # bytes of array data touched (inputs and outputs)
         "in_sds",  # tuple of ShapeDtype of the inputs
         "static",  # the static kwargs as a dict
+        "scratch",  # {serial (bool): tuple of ShapeDtype}; empty tuples without scratch
+        "mode",  # "serial" / "parallel" fixed by the policy for this signature, or None
+        "decide",  # per-call policy: callable(host_inputs) -> "serial" | "parallel", or None
     )
+
+    def scratch_max(self) -> tuple:
+        """Per scratch buffer, the larger of its serial and parallel shapes (what a caller
+        that decides the mode only at run time, e.g. an XLA custom call, allocates)."""
+        out = []
+        for a, b in zip(self.scratch[False], self.scratch[True]):
+            out.append(a if a.size >= b.size else b)
+        return tuple(out)
 
 
 _NOT_GIVEN = object()
@@ -258,6 +269,31 @@ class Operator:
         for their gradient raises ``TypeError``. Integer inputs are never differentiated.
     static_defaults : dict, optional
         Values of static (template) parameters for calls that do not give them.
+    scratch : callable, optional
+        ``scratch(*inputs, serial, **static) -> ShapeDtype | tuple[ShapeDtype, ...]``:
+        temporary buffers the kernel needs, passed after the outputs, **zero-filled** before
+        the launch and dropped after it (never returned). Called like ``outs`` (once per
+        signature), with ``serial=True`` and ``serial=False``: the buffers of the serial
+        and of the parallel variant of the kernel (e.g. one private partial result per
+        thread in parallel, none in serial). Both must give the same number of buffers,
+        with the same dtypes and ndims; sizes may differ (a run-time decision allocates
+        the larger). ``serial`` is then a reserved static name.
+    policy : callable, optional
+        ``policy(*inputs, **static)``, called once per signature like ``outs`` (one
+        ``ShapeDtype`` per input): decides whether the CPU runs the serial variant of the kernel
+        (outermost loops serialised; Taichi's thread pool costs 10-60 us to wake) or the
+        parallel one. Returns ``"serial"``, ``"parallel"``, ``None`` (the default rule: serial
+        below ``tiarray.set_serial_threshold`` bytes of array data) or a callable
+        ``decide(host_inputs) -> "serial" | "parallel"`` for a decision that depends on
+        input *values* (e.g. the number of active events). ``decide`` runs on every CPU
+        launch, where the buffers are host memory: eager NumPy, TiArray, torch calls and
+        inside the XLA custom call under ``jax.jit``; ``host_inputs[i]`` is a NumPy view
+        of input ``i`` (built when first read; scalars are numbers). On GPUs the parallel
+        variant always runs and ``decide`` is not called.
+    compile_options : dict, optional
+        Taichi ``CompileConfig`` fields set for this Operator's kernels only, e.g.
+        ``{"fast_math": True}`` for a reduction that LLVM may then vectorise across the
+        loop (``tiarray.init`` compiles with ``fast_math=False`` for IEEE semantics).
     partition : str, optional
         Which axes may be split across devices when JAX partitions a computation (``jit``
         with sharded inputs): a rule in einsum-like notation with one entry per kernel
@@ -311,6 +347,9 @@ class Operator:
         linear=(),
         nondiff=(),
         static_defaults: dict | None = None,
+        scratch=None,
+        policy=None,
+        compile_options: dict | None = None,
         partition: str | None = None,
     ):
         if not isinstance(name, str) or not name:
@@ -329,7 +368,7 @@ class Operator:
         self._launchers = {}
         for arch, k in kernels.items():
             try:
-                self._launchers[arch] = Launcher(k, name=name)
+                self._launchers[arch] = Launcher(k, name=name, compile_options=compile_options)
             except TypeError as e:
                 raise TypeError(f"Operator({name!r}): kernel for '{arch}': {e}") from None
         launchers = list(self._launchers.values())
@@ -343,12 +382,20 @@ class Operator:
         if not callable(outs):
             raise TypeError(f"Operator({name!r}): argument 'outs' must be callable, got {outs!r}")
         self.outs = outs
-        for rname, r in (("jvp", jvp), ("transpose", transpose), ("batch", batch)):
+        for rname, r in (
+            ("jvp", jvp),
+            ("transpose", transpose),
+            ("batch", batch),
+            ("scratch", scratch),
+            ("policy", policy),
+        ):
             if r is not None and not callable(r):
                 raise TypeError(f"Operator({name!r}): argument '{rname}' must be callable, got {r!r}")
         self.jvp = jvp
         self.transpose = transpose
         self.batch = batch
+        self.scratch = scratch
+        self.policy = policy
         names = [p.name for p in self._params]
         self.linear = self._names_arg("linear", linear, names)
         self.nondiff = self._names_arg("nondiff", nondiff, names)
@@ -363,7 +410,11 @@ class Operator:
         for k, v in sd.items():
             _check_hashable(name, k, v)
         self.static_defaults = sd
-        self.partition = None if partition is None else PartitionRule(name, partition, self._params)
+        self.partition = (
+            None
+            if partition is None
+            else PartitionRule(name, partition, self._params, scratch=scratch is not None)
+        )
         self._resolved: dict = {}
         self._plans: dict = {}  # adapters' per-call caches
         self._lock = threading.RLock()
@@ -539,31 +590,37 @@ class Operator:
                     f"{name}: outs() must return a ShapeDtype or a tuple of them; output {i} is {o!r}"
                 )
         outs = tuple(norm)
-        n_out = len(self._params) - n_in
+        scratch = self._resolve_scratch(sds, call_static)
+        n_scr = len(scratch[False])
+        n_out = len(self._params) - n_in - n_scr
         if len(outs) != n_out:
+            what = f" and {n_scr} scratch buffer(s)" if n_scr else ""
             raise TypeError(
                 f"{name}: the kernel has {len(self._params)} parameters "
-                f"({', '.join(p.name for p in self._params)}); the call gave {n_in} input(s), so the "
+                f"({', '.join(p.name for p in self._params)}); the call gave {n_in} input(s){what}, so the "
                 f"kernel expects {n_out} output(s), but outs() returned {len(outs)}"
             )
         for p in self._params[n_in:]:
             if not p.is_array:
                 raise TypeError(
-                    f"{name}: kernel parameter '{p.name}' is an output (it follows the {n_in} inputs) "
-                    "and must be a ti.types.ndarray"
+                    f"{name}: kernel parameter '{p.name}' is an output or scratch buffer (it follows the "
+                    f"{n_in} inputs) and must be a ti.types.ndarray"
                 )
         array_sigs = []
         nbytes = 0
-        for p, s in zip(self._params, sds + list(outs)):
+        n_io = n_in + n_out
+        for i, (p, s) in enumerate(zip(self._params, sds + list(outs) + list(scratch[False]))):
             if p.is_array:
                 if s.dtype._ti_name is None:
                     raise KernelSignatureError(
                         f"{name}: argument '{p.name}' has dtype {s.dtype.name}, which Taichi kernels cannot take"
                     )
                 array_sigs.append((s.dtype, len(s.shape), False))
-                nbytes += s.size * s.dtype.itemsize
+                if i < n_io:
+                    nbytes += s.size * s.dtype.itemsize
         for la in self._launchers.values():
             la.check(array_sigs)
+        mode, decide = self._resolve_policy(sds, call_static)
         r = _Resolved()
         r.outs = outs
         r.single = single
@@ -572,10 +629,65 @@ class Operator:
         r.nbytes = nbytes
         r.in_sds = tuple(sds)
         r.static = call_static
+        r.scratch = scratch
+        r.mode = mode
+        r.decide = decide
         return r
 
-    def _spec(self, res: _Resolved, arch_kind: str, *, grad_mask=None):
-        """The compiled spec of a resolved call (reverse mode if ``grad_mask`` is given)."""
+    def _resolve_scratch(self, sds, call_static) -> dict:
+        """``{serial: tuple of ShapeDtype}`` of the scratch buffers (empty without ``scratch``)."""
+        if self.scratch is None:
+            return {False: (), True: ()}
+        name = self.name
+        if "serial" in call_static:
+            raise TypeError(
+                f"{name}: 'serial' is reserved for the scratch() function of this Operator; rename the "
+                "static parameter"
+            )
+        res = {}
+        for serial in (False, True):
+            try:
+                r = self.scratch(*sds, serial=serial, **call_static)
+            except TypeError as e:
+                raise TypeError(f"{name}: scratch() failed: {e}") from e
+            r = (r,) if not isinstance(r, (tuple, list)) else tuple(r)
+            norm = []
+            for i, o in enumerate(r):
+                if isinstance(o, ShapeDtype):
+                    norm.append(o)
+                elif hasattr(o, "shape") and hasattr(o, "dtype"):
+                    norm.append(ShapeDtype(o.shape, o.dtype))
+                else:
+                    raise TypeError(
+                        f"{name}: scratch() must return a ShapeDtype or a tuple of them; buffer {i} is {o!r}"
+                    )
+            res[serial] = tuple(norm)
+        a, b = res[False], res[True]
+        if len(a) != len(b) or any(x.dtype is not y.dtype or x.ndim != y.ndim for x, y in zip(a, b)):
+            raise TypeError(
+                f"{name}: scratch() must give buffers of the same number, dtypes and ndims for serial=True "
+                f"and serial=False, got {b} and {a}"
+            )
+        return res
+
+    def _resolve_policy(self, sds, call_static):
+        """``(mode, decide)`` from the ``policy`` of this signature."""
+        if self.policy is None:
+            return None, None
+        r = self.policy(*sds, **call_static)
+        if r is None or r in ("serial", "parallel"):
+            return r, None
+        if callable(r):
+            return None, r
+        raise TypeError(
+            f"{self.name}: policy() must return 'serial', 'parallel', None or a callable, got {r!r}"
+        )
+
+    def _spec(self, res: _Resolved, arch_kind: str, *, grad_mask=None, serial=None):
+        """The compiled spec of a resolved call (reverse mode if ``grad_mask`` is given).
+
+        ``serial``: the variant; by default the one the policy fixes for this signature,
+        else the size rule (``Launcher.use_serial``)."""
         la = self._launcher(arch_kind)
         sigs = res.array_sigs
         if grad_mask is not None:
@@ -588,12 +700,36 @@ class Operator:
                     sigs.append((d, nd, bool(m)))
                     ai += 1
             sigs = tuple(sigs)
-        return la.spec(sigs, res.templates, serial=la.use_serial(res.nbytes), grad=grad_mask is not None)
+        if serial is None:
+            serial = res.mode == "serial" if res.mode is not None else la.use_serial(res.nbytes)
+        return la.spec(sigs, res.templates, serial=bool(serial), grad=grad_mask is not None)
+
+    def _serial_for(self, res: _Resolved, host_inputs) -> bool:
+        """The variant of one CPU launch: the per-call policy on the inputs' values, or the
+        signature's decision."""
+        if res.decide is not None:
+            m = res.decide(host_inputs)
+            if m == "serial":
+                return True
+            if m == "parallel":
+                return False
+            raise TypeError(
+                f"{self.name}: the policy's decide() must return 'serial' or 'parallel', got {m!r}"
+            )
+        if res.mode is not None:
+            return res.mode == "serial"
+        return self._launcher("cpu").use_serial(res.nbytes)
 
     # ------------------------------------------------------------------ differentiation helpers
 
     def _diff_inputs(self, mask, what: str):
         """Check that the inputs flagged in ``mask`` may be differentiated (Taichi autodiff)."""
+        if self.scratch is not None and any(mask):
+            raise TypeError(
+                f"{self.name}: {what} needs jvp/transpose rules for this Operator: its kernel uses scratch "
+                "buffers, which Taichi autodiff does not support. Remedy: give Operator(..., jvp=...) or "
+                "Operator(..., transpose=..., linear=...)"
+            )
         for p, m in zip(self._params, mask):
             if not m:
                 continue

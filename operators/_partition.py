@@ -44,7 +44,7 @@ class PartitionRule:
 
     __slots__ = ("text", "ins", "outs", "map_factors")
 
-    def __init__(self, op_name: str, text, params):
+    def __init__(self, op_name: str, text, params, *, scratch: bool = False):
         where = f"Operator({op_name!r}): argument 'partition'"
         if not isinstance(text, str):
             raise TypeError(f"{where} must be a str such as 'i, i -> i', got {type(text).__name__} {text!r}")
@@ -56,11 +56,12 @@ class PartitionRule:
         self.outs = tuple(_parse_entry(where, e, text) for e in rhs.split(","))
         n = len(self.ins) + len(self.outs)
         names = [p.name for p in params]
-        if n != len(params):
+        # scratch buffers (after the outputs) are not part of the call: no entries
+        if n > len(params) or (n != len(params) and not scratch):
             raise ValueError(
                 f"{where} has {len(self.ins)} input and {len(self.outs)} output entries; the kernel has "
                 f"{len(params)} parameters ({', '.join(names)}): give one entry per parameter, an empty "
-                "one for a scalar"
+                "one for a scalar" + (" (none for the scratch buffers after the outputs)" if scratch else "")
             )
         for p, e in zip(params, self.ins + self.outs):
             if not p.is_array and e:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import tiarray as ta
 
-# Kernels compile on first use (a fraction of a second each): no deadline; few examples,
-# since each new (dtype, layout) draws a compilation. TIARRAY_TEST_EXAMPLES=200 for a
-# thorough local run.
+# Kernels compile on first use (a fraction of a second each): no deadline. The number of
+# examples is the loaded profile's (conftest.py: HYPOTHESIS_PROFILE=ci, dev or thorough).
 SETTINGS = settings(
-    max_examples=int(os.environ.get("TIARRAY_TEST_EXAMPLES", "20")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -197,3 +197,53 @@ def fd_grad(f, x, eps=1e-6):
         e[i] = eps
         g[i] = (f(x + e) - f(x - e)) / (2 * eps)
     return g
+
+
+@ti.kernel
+def _psum(x: nd(ndim=1), out: nd(ndim=1), part: nd(ndim=1)):
+    # out[0] = sum(x); out[1] = the number of scratch partials the launch saw (0: serial).
+    # `part[b] +=` and `out[0] +=` rely on the zero-filling of scratch and outputs.
+    nb = ti.max(part.shape[0], 1)
+    n = x.shape[0]
+    for b in range(nb):
+        acc = ti.cast(0, x.get_type().element_type)
+        for i in range(b * n // nb, (b + 1) * n // nb):
+            acc += x[i]
+        if part.shape[0] > 0:
+            part[b] += acc
+        else:
+            out[0] += acc
+    for b in range(part.shape[0]):
+        out[0] += part[b]
+    out[1] = part.shape[0]
+
+
+PSUM_DECISIONS: list = []
+
+
+def _psum_policy(x):
+    def decide(host):
+        nz = int(np.count_nonzero(host[0]))
+        mode = "serial" if nz < 8 else "parallel"
+        PSUM_DECISIONS.append((nz, mode))
+        return mode
+
+    return decide
+
+
+# scratch buffers and a per-call serial/parallel decision from the input values
+psum = ta.Operator(
+    "t_psum",
+    kernel=_psum,
+    outs=lambda x: ta.ShapeDtype((2,), x.dtype),
+    scratch=lambda x, serial: ta.ShapeDtype((0 if serial else 4,), x.dtype),
+    policy=_psum_policy,
+)
+# scratch with a policy fixed per signature (from the static `mode`)
+psum_fixed = ta.Operator(
+    "t_psum_fixed",
+    kernel=_psum,
+    outs=lambda x, mode: ta.ShapeDtype((2,), x.dtype),
+    scratch=lambda x, serial, mode: ta.ShapeDtype((0 if serial else 3,), x.dtype),
+    policy=lambda x, mode: mode,
+)

@@ -18,20 +18,24 @@ os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
+# Every hypothesis test follows the loaded profile's max_examples (kernels compile on first
+# use, so no deadline). ci: derandomized, for CI and nox; dev: quick; thorough: a local
+# search for bugs (HYPOTHESIS_PROFILE=thorough pytest tests/test_x.py).
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 settings.register_profile(
-    "ci",
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-    derandomize=True,
+    "ci", max_examples=25, deadline=None, suppress_health_check=_QUIET, derandomize=True
 )
-settings.register_profile("dev", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile(
-    "thorough", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("dev", max_examples=10, deadline=None, suppress_health_check=_QUIET)
+settings.register_profile("thorough", max_examples=300, deadline=None, suppress_health_check=_QUIET)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 FRAMEWORKS = ("torch", "jax", "cupy")
+
+if os.environ.get("TIARRAY_TEST_INSTALLED"):
+    # nox sessions test the installed distribution, not the checkout
+    import tiarray
+
+    assert "site-packages" in tiarray.__file__, f"testing {tiarray.__file__}, not the installed package"
 
 # Test modules written for one framework import it at the top; where the framework is
 # not installed they are not collected at all (and their marker keeps them out of other

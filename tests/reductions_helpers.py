@@ -15,8 +15,8 @@ from hypothesis.extra import numpy as hnp
 
 import tiarray as ta
 
+# The number of examples is the loaded profile's (conftest.py: HYPOTHESIS_PROFILE).
 SETTINGS = settings(
-    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )

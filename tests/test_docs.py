@@ -40,10 +40,21 @@ def test_markdown_code_blocks_run(name, blocks, tmp_path, monkeypatch):
 
 
 def test_every_public_name_has_an_api_page():
-    text = (DOCS / "api.rst").read_text()
-    documented = set(re.findall(r"^\s{3}([\w.]+)\s*$", text, re.M))
-    public = {n for n in tiarray.__all__ if n not in ("__array_api_version__",)}
-    # dtypes are documented together on the DType page
-    public -= {d.name for d in tiarray._dtypes.ALL_DTYPES}
-    missing = sorted(public - documented)
-    assert not missing, f"public names without an API page in docs/api.rst: {missing}"
+    # docs/_make_api.py builds api.rst from __all__ and refuses names it cannot place
+    import sys
+
+    sys.path.insert(0, str(DOCS))
+    try:
+        import _make_api
+
+        text = _make_api.render()
+    finally:
+        sys.path.remove(str(DOCS))
+    for n in tiarray.__all__:
+        obj = getattr(tiarray, n)
+        if isinstance(obj, tiarray.DType) or type(obj).__name__ == "module":
+            continue
+        assert f"   {n}\n" in text or f"tiarray.{n}" in text, n
+    for sub in (tiarray.linalg, tiarray.fft):
+        for n in sub.__all__:
+            assert f"   {n}\n" in text, f"{sub.__name__}.{n}"

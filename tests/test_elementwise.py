@@ -61,7 +61,14 @@ def np_ref(name: str, *args):
     if name == "divide" and dt.kind in "iu":
         return np.divide(*[a.astype(np.float64) for a in args])
     with np.errstate(all="ignore"):
-        return f(*args)
+        r = f(*args)
+        if name == "floor_divide" and dt.kind == "f":
+            # an infinite operand: floor(x1 / x2) as the standard says, where NumPy gives
+            # NaN (integers rounded to float16 overflow to infinity)
+            a, b = args
+            inf = np.isinf(a) | np.isinf(b)
+            r = np.where(inf, np.floor(a / b), r).astype(dt)
+        return r
 
 
 def _data(draw_data, shape, dtype, rng, name):
@@ -410,6 +417,42 @@ def test_integer_pow_negative_exponent_is_defined():
     e = np.array([-1, -3, -2, -3, 3, 0])
     got = np.asarray(ta.pow(ta.asarray(a), ta.asarray(e)))
     np.testing.assert_array_equal(got, [0, 1, 1, -1, 0, 1])
+
+
+def test_complex64_pow_is_rounded_from_wider_intermediates():
+    # found by HYPOTHESIS_PROFILE=thorough: (2.74-4.60j)**56 overflows complex64; repeated
+    # multiplication in float32 gave NaN where the rounded exact result is (inf - inf j)
+    z = np.array([2.7392337 - 4.6042657j, 1 + 1j, 0.5 - 3j, 1e-30 + 1e-30j], np.complex64)
+    for e in (56, 37, 3, -5):
+        got = np.asarray(ta.pow(ta.asarray(z), ta.asarray(np.int8(e))))
+        want = np.power(z.astype(np.complex128), e).astype(np.complex64)
+        assert got.dtype == np.complex64
+        np.testing.assert_allclose(got, want, rtol=3e-6)
+        assert (np.isinf(got.real) == np.isinf(want.real)).all() and not np.isnan(got[:3]).any()
+
+
+def test_integer_operands_are_rounded_to_the_promoted_dtype_first():
+    # found by HYPOTHESIS_PROFILE=thorough: float16 data is computed in float32, complex64
+    # pow in float64; an int16 (int64) operand must first become float16 (float32), as the
+    # promotion says: (-4.594) ** int16(-21843) is +0, since -21843 is -21840 in float16
+    a = np.array([-4.594, 1.5, -1.0], np.float16)
+    e = np.array([-21843, 3, 2049], np.int16)
+    got = np.asarray(ta.pow(ta.asarray(a), ta.asarray(e)))
+    want = np.power(a.astype(np.float64), e.astype(np.float16).astype(np.float64)).astype(np.float16)
+    np.testing.assert_array_equal(got, want)
+    assert np.signbit(got).tolist() == np.signbit(want).tolist()
+    np.testing.assert_array_equal(
+        np.asarray(ta.add(ta.asarray(a), ta.asarray(e))),
+        (a.astype(np.float32) + e.astype(np.float16)).astype(np.float16),
+    )
+    z = np.array([0.2364325 + 9.009274j, 1.0000001 + 0j], np.complex64)
+    k = np.array([149690573, 2**30 + 1], np.int64)
+    got = np.asarray(ta.pow(ta.asarray(z), ta.asarray(k)))
+    want = np.power(z.astype(np.complex128), k.astype(np.complex64).astype(np.complex128)).astype(
+        np.complex64
+    )
+    np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
+    np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
 
 
 def test_bool_invert_is_logical_not():
@@ -820,7 +863,8 @@ def test_zero_size_and_zero_dim():
 
 # ============================================================================= completeness
 
-# The standard's lists (2024.12), copied from the specification's API reference.
+# The standard's element-wise section (2024.12), which the kernel tables must cover exactly;
+# tests/test_namespace.py checks the namespace as a whole against array-api-strict.
 STANDARD_ELEMENTWISE = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
     "bitwise_left_shift", "bitwise_invert", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
@@ -831,33 +875,6 @@ STANDARD_ELEMENTWISE = [
     "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round",
     "sign", "signbit", "sin", "sinh", "square", "sqrt", "subtract", "tan", "tanh", "trunc",
 ]  # fmt: skip
-STANDARD_DATA_TYPE_FUNCTIONS = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
-STANDARD_CREATION = [
-    "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
-    "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
-]  # fmt: skip
-STANDARD_CONSTANTS = ["e", "inf", "nan", "newaxis", "pi"]
-STANDARD_OPERATORS = [
-    "__abs__", "__add__", "__and__", "__eq__", "__floordiv__", "__ge__", "__gt__", "__invert__",
-    "__le__", "__lshift__", "__lt__", "__matmul__", "__mod__", "__mul__", "__ne__", "__neg__",
-    "__or__", "__pos__", "__pow__", "__rshift__", "__sub__", "__truediv__", "__xor__",
-]  # fmt: skip
-
-
-def test_namespace_has_every_standard_name():
-    names = STANDARD_ELEMENTWISE + STANDARD_DATA_TYPE_FUNCTIONS + STANDARD_CREATION + STANDARD_CONSTANTS
-    missing = [n for n in names if not hasattr(ta, n)]
-    assert not missing, missing
-    not_exported = [n for n in names if n not in ta.__all__]
-    assert not not_exported, not_exported
-    for n in STANDARD_ELEMENTWISE + ["where"]:
-        f = getattr(ta, n)
-        assert callable(f) and f.__doc__ and "Examples" in f.__doc__ and "Parameters" in f.__doc__, n
-    for op in STANDARD_OPERATORS:
-        assert hasattr(ta.TiArray, op), op
-        if op not in ("__abs__", "__invert__", "__neg__", "__pos__", "__eq__", "__ne__", "__lt__", "__le__",
-                      "__gt__", "__ge__"):  # fmt: skip
-            assert hasattr(ta.TiArray, "__r" + op[2:]) and hasattr(ta.TiArray, "__i" + op[2:]), op
 
 
 def test_tables_cover_the_standard_exactly():

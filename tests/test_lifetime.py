@@ -110,3 +110,31 @@ def test_recycled_buffers_never_alias_torch_views(torch):
     others = [ta.full((n,), 2.0, dtype=ta.float32) for _ in range(4)]
     assert bool((x == 1.0).all()) and bool((y == 3.0).all())
     assert all(o.ptr not in (x.data_ptr(), y.data_ptr()) for o in others)
+
+
+def test_small_buffers_from_slabs_are_aligned_disjoint_and_live_on():
+    from tiarray import _buffer
+
+    # many small results: 64-byte aligned, never overlapping, values kept after the other
+    # buffers of their slab die (the slab lives as long as any of its buffers)
+    keep, refs = [], []
+    for i in range(3000):  # more than one slab
+        t = ta.full((i % 37 + 1,), float(i))
+        assert t.ptr % _buffer.ALIGNMENT == 0
+        (keep if i % 7 == 0 else refs).append(t)
+    spans = sorted((t._byte_extent(), id(t)) for t in keep + refs)
+    for ((_, hi), _a), ((lo, _), _b) in zip(spans, spans[1:]):
+        assert hi <= lo, "two live arrays share memory"
+    del refs
+    gc.collect()
+    for t in keep:
+        i = int(t[0])
+        assert i % 7 == 0 and np.array_equal(np.asarray(t), np.full(i % 37 + 1, float(i)))
+    # an exported view keeps its buffer (and slab) alive after the TiArray dies
+    t = ta.arange(5.0)
+    y = np.from_dlpack(t)
+    del t, keep
+    gc.collect()
+    for _ in range(2000):
+        ta.full((8,), -1.0)
+    np.testing.assert_array_equal(y, np.arange(5.0))

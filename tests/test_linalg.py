@@ -16,30 +16,6 @@ from tiarray._array_object import TiArray
 
 la = ta.linalg
 
-LINALG_NAMES = [
-    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
-    "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
-    "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
-]  # fmt: skip
-
-
-@pytest.mark.parametrize("name", LINALG_NAMES)
-def test_linalg_extension_names(name):
-    import importlib
-
-    mod = importlib.import_module("tiarray.linalg")
-    assert mod is ta.linalg
-    assert name in la.__all__
-    f = getattr(la, name)
-    doc = f.__doc__ or ""
-    for section in ("Parameters", "Returns", "Raises", "Examples"):
-        assert section in doc, (name, section)
-
-
-def test_linalg_shares_the_main_namespace_products():
-    for name in ("matmul", "matrix_transpose", "tensordot", "vecdot"):
-        assert getattr(la, name) is getattr(ta, name)
-
 
 def _tol(dtype) -> float:
     d = np.dtype(dtype)

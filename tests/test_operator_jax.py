@@ -357,3 +357,25 @@ def test_taichi_reset_between_calls(tmp_path):
     script.write_text(code)
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_scratch_and_per_call_policy_under_jit():
+    from _operator_cases import PSUM_DECISIONS, psum, psum_fixed
+
+    few = np.zeros(100)
+    few[[3, 50]] = [1.5, 2.0]
+    many = np.arange(100.0)
+    f = jax.jit(lambda x: psum(x * 1.0))  # the input is a traced value inside the jit
+    PSUM_DECISIONS.clear()
+    out = f(jnp.asarray(few))
+    assert out.shape == (2,) and np.asarray(out).tolist() == [3.5, 0.0]
+    assert PSUM_DECISIONS == [(2, "serial")]  # decided in the custom call, from the values
+    assert np.asarray(f(jnp.asarray(many))).tolist() == [many.sum(), 4.0]
+    assert PSUM_DECISIONS[-1] == (99, "parallel")
+    assert np.asarray(f(jnp.asarray(few))).tolist() == [3.5, 0.0]  # same executable, serial again
+    # the scratch results are not outputs of the primitive
+    jaxpr = jax.make_jaxpr(psum)(jnp.asarray(many))
+    assert [len(e.outvars) for e in jaxpr.jaxpr.eqns] == [1]
+    g = jax.jit(lambda x: psum_fixed(x, mode="parallel"))
+    assert np.asarray(g(jnp.asarray(many))).tolist() == [many.sum(), 3.0]
+    assert np.asarray(psum_fixed(jnp.asarray(many), mode="serial")).tolist() == [many.sum(), 0.0]

@@ -265,3 +265,59 @@ def test_kernels_per_arch():
         gpu_only(np.ones(3), mode="scale")
     with pytest.raises(TypeError, match="keys 'cpu' and/or 'cuda'"):
         ta.Operator("bad", kernels={"metal": _affine}, outs=lambda x: x)
+
+
+def test_scratch_and_per_call_policy():
+    from _operator_cases import PSUM_DECISIONS, psum, psum_fixed
+
+    few = np.zeros(100)
+    few[[3, 50]] = [1.5, 2.0]
+    many = np.arange(100.0)
+    PSUM_DECISIONS.clear()
+    out = psum(few)
+    assert isinstance(out, np.ndarray) and out.shape == (2,)  # scratch is not returned
+    assert out.tolist() == [3.5, 0.0]  # serial: no partials
+    assert PSUM_DECISIONS == [(2, "serial")]  # the policy read the values
+    out = psum(many)
+    assert out.tolist() == [many.sum(), 4.0]  # parallel: 4 zero-filled partials
+    assert PSUM_DECISIONS[-1] == (99, "parallel")
+    for _ in range(3):  # repeated calls: fresh zero-filled scratch each time
+        assert psum(many).tolist() == [many.sum(), 4.0]
+    assert psum_fixed(many, mode="serial").tolist() == [many.sum(), 0.0]
+    assert psum_fixed(many, mode="parallel").tolist() == [many.sum(), 3.0]
+    # TiArray inputs: the policy reads host views of Taichi's memory
+    PSUM_DECISIONS.clear()
+    assert np.asarray(psum(ta.asarray(few))).tolist() == [3.5, 0.0]
+    assert PSUM_DECISIONS == [(2, "serial")]
+
+
+def test_scratch_and_policy_errors():
+    from _operator_cases import _psum
+
+    bad = ta.Operator(
+        "t_psum_bad",
+        kernel=_psum,
+        outs=lambda x: ta.ShapeDtype((2,), x.dtype),
+        scratch=lambda x, serial: ta.ShapeDtype((4,), "int32" if serial else x.dtype),
+    )
+    with pytest.raises(TypeError, match="t_psum_bad: scratch.. must give buffers of the same number, dtypes"):
+        bad(np.ones(3))
+    pol = ta.Operator(
+        "t_psum_pol",
+        kernel=_psum,
+        outs=lambda x: ta.ShapeDtype((2,), x.dtype),
+        scratch=lambda x, serial: ta.ShapeDtype((4,), x.dtype),
+        policy=lambda x: "sometimes",
+    )
+    with pytest.raises(
+        TypeError, match="t_psum_pol: policy.. must return 'serial', 'parallel', None or a callable"
+    ):
+        pol(np.ones(3))
+    res = ta.Operator(
+        "t_psum_res",
+        kernel=_psum,
+        outs=lambda x, serial: ta.ShapeDtype((2,), x.dtype),
+        scratch=lambda x, serial: ta.ShapeDtype((4,), x.dtype),
+    )
+    with pytest.raises(TypeError, match="'serial' is reserved"):
+        res(np.ones(3), serial=1)

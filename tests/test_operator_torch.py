@@ -240,3 +240,24 @@ def test_custom_op_autograd_route_matches_eager_route():
     (g,) = torch.autograd.grad(torch.ops.tiarray.t_poly(a, x3, x3, "()")[0].sum(), x3, create_graph=True)
     with pytest.raises(RuntimeError, match=r"t_poly: second-order differentiation"):
         g.sum().backward()
+
+
+def test_scratch_and_per_call_policy():
+    from _operator_cases import PSUM_DECISIONS, psum, psum_fixed
+
+    few = torch.zeros(100, dtype=torch.float64)
+    few[[3, 50]] = torch.tensor([1.5, 2.0], dtype=torch.float64)
+    many = torch.arange(100.0, dtype=torch.float64)
+    PSUM_DECISIONS.clear()
+    assert psum(few).tolist() == [3.5, 0.0]
+    assert PSUM_DECISIONS == [(2, "serial")]
+    assert psum(many).tolist() == [float(many.sum()), 4.0]
+    assert PSUM_DECISIONS[-1] == (99, "parallel")
+    # the custom-op route and a strided input
+    assert torch.ops.tiarray.t_psum(many, "()")[0].tolist() == [float(many.sum()), 4.0]
+    assert psum(torch.arange(200.0, dtype=torch.float64)[::2]).tolist() == [float(many.sum() * 2), 4.0]
+    assert psum_fixed(many, mode="serial").tolist() == [float(many.sum()), 0.0]
+    # differentiating an Operator with scratch and no rules: a clear error
+    x = many.clone().requires_grad_(True)
+    with pytest.raises(TypeError, match="t_psum: torch.autograd needs jvp/transpose rules"):
+        psum(x).sum().backward()

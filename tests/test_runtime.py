@@ -3,6 +3,7 @@ ti.init, no banner, and framework detection that never imports a framework."""
 
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 
@@ -13,9 +14,11 @@ def run(code: str) -> subprocess.CompletedProcess:
     for k in ("PYTHONPATH", "VIRTUAL_ENV", "TI_OFFLINE_CACHE_FILE_PATH"):
         if k in os.environ:
             env[k] = os.environ[k]
+    # cwd elsewhere: `python -c` puts the working directory first on sys.path
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300, env=env
-    )
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True, text=True, timeout=300, env=env, cwd=tempfile.gettempdir(),
+    )  # fmt: skip
 
 
 def test_no_framework_is_imported():
@@ -66,6 +69,40 @@ def test_user_ti_init_is_respected():
     )
     assert r.returncode == 0, r.stderr
     assert "REFUSED True" in r.stdout
+
+
+def test_kernels_keep_ieee_semantics_under_a_users_fast_math():
+    # a user's ti.init keeps Taichi's default fast_math=True; tiarray's kernels compile with
+    # their own options (IEEE, fast math only where a reduction wants it) and leave the
+    # program's config alone
+    r = run(
+        """
+        import numpy as np, taichi as ti
+        ti.init(arch=ti.cpu)
+        from taichi.lang import impl
+        assert impl.current_cfg().fast_math
+        import tiarray as ta
+        a = np.array([np.inf, np.nan, -0.0, 1.0, 0.0, -np.inf])
+        x = ta.asarray(a)
+        with np.errstate(all="ignore"):
+            checks = [
+                (ta.isnan(x), np.isnan(a)), (x * 0.0, a * 0.0), (x - x, a - a), (x != x, a != a),
+                (ta.maximum(x, 0.5), np.maximum(a, 0.5)), (ta.astype(x, ta.bool), a.astype(bool)),
+                (ta.where(x == x, x, 7.0), np.where(a == a, a, 7.0)), (ta.sum(x[2:5]), np.sum(a[2:5])),
+                (ta.max(x), np.max(a)), (ta.sort(x), np.sort(a)), (ta.cumulative_sum(x[3:5]), np.cumsum(a[3:5])),
+                (ta.matmul(x[None, 2:5], x[2:5, None]), a[None, 2:5] @ a[2:5, None]), (x[x == x], a[a == a]),
+                (ta.copysign(ta.asarray(1.0), x), np.copysign(1.0, a)),
+            ]
+        for i, (got, want) in enumerate(checks):
+            g = np.asarray(got)
+            assert g.tolist() == want.tolist() or np.array_equal(g, want, equal_nan=True), (i, g, want)
+            assert (np.signbit(g) == np.signbit(want)).all(), (i, g, want)
+        assert impl.current_cfg().fast_math, "tiarray changed the program's fast_math"
+        print("OK")
+        """
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "OK" in r.stdout
 
 
 def test_reinit_by_user_is_survived():

@@ -6,17 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from reductions_helpers import ALL, SETTINGS, assert_same, check_docstring, strided, tiarray_of
+from reductions_helpers import ALL, SETTINGS, assert_same, strided, tiarray_of
 
 import tiarray as ta
-
-SET = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
-
-
-def test_namespace_has_the_set_functions():
-    for name in SET:
-        assert name in ta.__all__
-        check_docstring(getattr(ta, name))
 
 
 def reference(a):

@@ -18,7 +18,6 @@ from reductions_helpers import (
     SETTINGS,
     assert_same,
     axes,
-    check_docstring,
     strided,
     sum_abs,
     tiarray_of,
@@ -32,8 +31,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning"),
     pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning"),
 ]
-
-STATISTICAL = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
 
 def default_sum_dtype(dtype):
@@ -52,14 +49,6 @@ def norm_axis(axis, ndim):
     if isinstance(axis, tuple):
         return tuple(sorted(a % ndim for a in axis))
     return (axis % ndim,)
-
-
-def test_namespace_has_the_statistical_functions():
-    for name in STATISTICAL:
-        assert name in ta.__all__, name
-        f = getattr(ta, name)
-        assert callable(f)
-        check_docstring(f)
 
 
 # ----------------------------------------------------------------------------- sum / prod

@@ -35,13 +35,26 @@ class _ArrayInterface:
         self._owner = owner
 
 
+_C_STRIDES: dict = {}
+
+
 def c_strides(shape) -> tuple:
+    """The C-contiguous strides (in elements) of ``shape`` (cached: results of a program
+    come in few shapes)."""
+    cached = type(shape) is tuple
+    if cached:
+        st = _C_STRIDES.get(shape)
+        if st is not None:
+            return st
     strides = []
     acc = 1
     for s in reversed(shape):
         strides.append(acc)
         acc *= s if s > 1 else 1
-    return tuple(reversed(strides))
+    st = tuple(reversed(strides))
+    if cached and len(_C_STRIDES) < 4096:
+        _C_STRIDES[shape] = st
+    return st
 
 
 class TiArray:

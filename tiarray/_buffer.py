@@ -12,6 +12,7 @@ context), whose data pointer is read with ``get_ndarray_data_ptr_as_int``.
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 
@@ -75,6 +76,31 @@ def _pooled(n: int):
     return None
 
 
+# Small host buffers are cut from shared 64 KiB slabs: reading a fresh NumPy buffer's
+# address (``raw.ctypes.data``) costs about 1 us, a third of a small call's allocation. A
+# slab's address is read once; each buffer is a 64-byte aligned slice of it (a NumPy
+# view, so the slab lives as long as any of its buffers). Zero-filled buffers do not use
+# slabs.
+_SMALL_MAX = 1024
+_SLAB_BYTES = 1 << 16
+_slab_lock = threading.Lock()
+_slab = [None, 0, _SLAB_BYTES]  # the aligned slab, its address, the next free offset
+
+
+def _small(n: int) -> tuple[int, np.ndarray]:
+    size = (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+    with _slab_lock:
+        slab, base, off = _slab
+        if off + size > _SLAB_BYTES:
+            raw = np.empty(_SLAB_BYTES + ALIGNMENT, np.uint8)
+            addr = raw.ctypes.data
+            a = (-addr) % ALIGNMENT
+            slab, base, off = raw[a : a + _SLAB_BYTES], addr + a, 0
+            _slab[0], _slab[1] = slab, base
+        _slab[2] = off + size
+    return base + off, slab[off : off + n]
+
+
 class DeviceAllocation:
     """Owner of a CUDA allocation made by Taichi (a ``ti.ndarray`` of bytes)."""
 
@@ -97,6 +123,9 @@ def alloc(nbytes: int, device: Device, *, zero: bool = False) -> tuple[int, obje
     """
     if device.kind == "cpu":
         n = max(int(nbytes), 1)
+        if n <= _SMALL_MAX and not zero:
+            addr, buf = _small(n)
+            return addr, HostAllocation(buf)
         big = n >= _POOL_MIN and not zero
         raw = _pooled(n + ALIGNMENT) if big else None
         if raw is None:

@@ -55,6 +55,7 @@ def empty(shape, *, dtype=None, device=None) -> TiArray:
     Parameters
     ----------
     shape : int or tuple of ints
+        The shape of the result.
     dtype : DType, optional
         Default: the default real floating dtype (``float64``).
     device : Device or str, optional
@@ -63,6 +64,14 @@ def empty(shape, *, dtype=None, device=None) -> TiArray:
     Returns
     -------
     TiArray
+        A new array; its contents are whatever the memory held.
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` is not an int or a tuple of ints, or ``dtype`` is not a dtype.
+    ValueError
+        If ``shape`` has a negative size, or ``device`` is not a device of the runtime.
 
     Examples
     --------
@@ -78,6 +87,26 @@ def empty(shape, *, dtype=None, device=None) -> TiArray:
 def zeros(shape, *, dtype=None, device=None) -> TiArray:
     """An array of ``shape`` filled with zeros (lazily zeroed pages on the CPU).
 
+    Parameters
+    ----------
+    shape : int or tuple of ints
+        The shape of the result.
+    dtype : DType, optional
+        Default: the default real floating dtype (``float64``).
+    device : Device or str, optional
+        Default: the device Taichi computes on.
+
+    Returns
+    -------
+    TiArray
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` is not an int or a tuple of ints, or ``dtype`` is not a dtype.
+    ValueError
+        If ``shape`` has a negative size, or ``device`` is not a device of the runtime.
+
     Examples
     --------
     >>> import tiarray as ta
@@ -92,8 +121,31 @@ def zeros(shape, *, dtype=None, device=None) -> TiArray:
 def full(shape, fill_value, *, dtype=None, device=None) -> TiArray:
     """An array of ``shape`` filled with ``fill_value``.
 
-    The dtype defaults to that of ``fill_value``: bool, the default integer, real
-    floating or complex floating dtype.
+    Parameters
+    ----------
+    shape : int or tuple of ints
+        The shape of the result.
+    fill_value : bool, int, float or complex
+        The value of every element (a 0-d TiArray or a NumPy scalar is accepted).
+    dtype : DType, optional
+        Default: that of ``fill_value``: ``bool``, the default integer, real floating or
+        complex floating dtype.
+    device : Device or str, optional
+        Default: the device Taichi computes on.
+
+    Returns
+    -------
+    TiArray
+
+    Raises
+    ------
+    TypeError
+        If ``fill_value`` is not a scalar, or is of a kind ``dtype`` cannot hold (a float
+        for an integer dtype, a complex for a real one).
+    OverflowError
+        If an int ``fill_value`` does not fit ``dtype``.
+    ValueError
+        If ``shape`` has a negative size.
 
     Examples
     --------
@@ -108,6 +160,8 @@ def full(shape, fill_value, *, dtype=None, device=None) -> TiArray:
                 f"full(): argument 'fill_value' must be a scalar, got a {fill_value.ndim}-D array"
             )
         fill_value = fill_value.item()
+    elif isinstance(fill_value, np.generic) and fill_value.dtype.kind in "biufc":
+        fill_value = fill_value.item()  # a NumPy scalar: its Python value
     if not isinstance(fill_value, (bool, int, float, complex)):
         raise TypeError(
             f"full(): argument 'fill_value' must be a bool, int, float or complex, got {type(fill_value).__name__}"
@@ -133,6 +187,26 @@ def full(shape, fill_value, *, dtype=None, device=None) -> TiArray:
 def ones(shape, *, dtype=None, device=None) -> TiArray:
     """An array of ``shape`` filled with ones.
 
+    Parameters
+    ----------
+    shape : int or tuple of ints
+        The shape of the result.
+    dtype : DType, optional
+        Default: the default real floating dtype (``float64``).
+    device : Device or str, optional
+        Default: the device Taichi computes on.
+
+    Returns
+    -------
+    TiArray
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` is not an int or a tuple of ints, or ``dtype`` is not a dtype.
+    ValueError
+        If ``shape`` has a negative size.
+
     Examples
     --------
     >>> import tiarray as ta
@@ -152,25 +226,138 @@ def _like(x, dtype, device, func):
 
 
 def empty_like(x, /, *, dtype=None, device=None) -> TiArray:
-    """An uninitialised array with the shape (and by default dtype and device) of ``x``."""
+    """An uninitialised array with the shape (and by default dtype and device) of ``x``.
+
+    Parameters
+    ----------
+    x : TiArray
+        The array whose shape (and by default dtype and device) the result takes.
+    dtype : DType, optional
+        Default: ``x.dtype``.
+    device : Device or str, optional
+        Default: ``x.device``.
+
+    Returns
+    -------
+    TiArray
+        A new array; its contents are whatever the memory held.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a TiArray or ``dtype`` is not a dtype.
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> x = ta.asarray([[1, 2, 3]])
+    >>> ta.empty_like(x).shape
+    (1, 3)
+    """
     dt, dev = _like(x, dtype, device, "empty_like")
     return empty_owned(x.shape, dt, dev)
 
 
 def zeros_like(x, /, *, dtype=None, device=None) -> TiArray:
-    """An array of zeros with the shape (and by default dtype and device) of ``x``."""
+    """An array of zeros with the shape (and by default dtype and device) of ``x``.
+
+    Parameters
+    ----------
+    x : TiArray
+        The array whose shape (and by default dtype and device) the result takes.
+    dtype : DType, optional
+        Default: ``x.dtype``.
+    device : Device or str, optional
+        Default: ``x.device``.
+
+    Returns
+    -------
+    TiArray
+        Zeros.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a TiArray or ``dtype`` is not a dtype.
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> x = ta.asarray([[1, 2, 3]])
+    >>> ta.zeros_like(x, dtype=ta.float32)
+    TiArray([[0., 0., 0.]], dtype=float32)
+    """
     dt, dev = _like(x, dtype, device, "zeros_like")
     return empty_owned(x.shape, dt, dev, zero=True)
 
 
 def ones_like(x, /, *, dtype=None, device=None) -> TiArray:
-    """An array of ones with the shape (and by default dtype and device) of ``x``."""
+    """An array of ones with the shape (and by default dtype and device) of ``x``.
+
+    Parameters
+    ----------
+    x : TiArray
+        The array whose shape (and by default dtype and device) the result takes.
+    dtype : DType, optional
+        Default: ``x.dtype``.
+    device : Device or str, optional
+        Default: ``x.device``.
+
+    Returns
+    -------
+    TiArray
+        Ones.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a TiArray or ``dtype`` is not a dtype.
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> x = ta.asarray([[1, 2, 3]])
+    >>> ta.ones_like(x)
+    TiArray([[1, 1, 1]], dtype=int64)
+    """
     dt, dev = _like(x, dtype, device, "ones_like")
     return ones(x.shape, dtype=dt, device=dev)
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None) -> TiArray:
-    """An array filled with ``fill_value``, with the shape (and by default dtype and device) of ``x``."""
+    """An array filled with ``fill_value``, with the shape (and by default dtype and device) of ``x``.
+
+    Parameters
+    ----------
+    x : TiArray
+        The array whose shape (and by default dtype and device) the result takes.
+    fill_value : bool, int, float or complex
+        The value of every element.
+    dtype : DType, optional
+        Default: ``x.dtype``.
+    device : Device or str, optional
+        Default: ``x.device``.
+
+    Returns
+    -------
+    TiArray
+        Every element is ``fill_value``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a TiArray or ``dtype`` is not a dtype.
+        Also if ``fill_value`` is of a kind the dtype cannot hold (see :func:`full`).
+    OverflowError
+        If an int ``fill_value`` does not fit the dtype.
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> x = ta.asarray([[1, 2, 3]])
+    >>> ta.full_like(x, 7)
+    TiArray([[7, 7, 7]], dtype=int64)
+    """
     dt, dev = _like(x, dtype, device, "full_like")
     return full(x.shape, fill_value, dtype=dt, device=dev)
 

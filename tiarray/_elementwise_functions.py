@@ -47,7 +47,7 @@ from . import _dtypes, _runtime
 from ._array_object import TiArray
 from ._dtypes import DType
 from ._interop import copy_array, empty_owned
-from ._launch import Launcher
+from ._launch import IEEE, Launcher
 from ._views import broadcast_shapes, broadcast_view, collapse
 
 __all__ = [
@@ -184,7 +184,7 @@ def _op(name: str):
 class _Launchers(dict):
     def __missing__(self, key):
         kind, nin = key
-        ln = self[key] = Launcher(getattr(_kmod(), f"_{kind}{nin}"), name="elementwise")
+        ln = self[key] = Launcher(getattr(_kmod(), f"_{kind}{nin}"), name="elementwise", compile_options=IEEE)
         return ln
 
 
@@ -210,6 +210,11 @@ def _storage_dtype(dtype: DType) -> DType:
     return _dtypes.finfo_dtype(dtype) if dtype.kind == "c" else dtype
 
 
+# bits of the significand of the floating dtypes computed in a wider type (an integer of
+# more bits may not be exact in them)
+_MANTISSA = {_dtypes.float16: 11, _dtypes.float32: 24}
+
+
 class _Plan:
     """Everything about one (function, input dtypes) that does not depend on the call."""
 
@@ -217,7 +222,7 @@ class _Plan:
         "out_dtype", "op", "ct", "out_spec", "loads", "sigs", "specs", "itemsizes", "nin", "in_ti", "lanes_ok",
     )  # fmt: skip
 
-    def __init__(self, out_dtype, op, ct, in_dtypes, compute_dtype, load_types=None):
+    def __init__(self, out_dtype, op, ct, in_dtypes, compute_dtype, load_types=None, round_to=None):
         self.out_dtype = out_dtype
         self.op = op
         self.ct = ct
@@ -227,7 +232,15 @@ class _Plan:
         loads = []
         for i, d in enumerate(in_dtypes):
             custom = load_types is not None and load_types[i] is not None
-            loads.append((d.kind == "c", as_c and not custom, load_types[i] if custom else ct))
+            ld = (d.kind == "c", as_c and not custom, load_types[i] if custom else ct)
+            if (
+                round_to is not None
+                and not custom
+                and d.kind in "iu"
+                and 8 * d.itemsize > _MANTISSA[round_to]
+            ):
+                ld += (_dtypes.taichi_type(round_to),)  # rounded to the promoted dtype first
+            loads.append(ld)
         self.loads = tuple(loads)
         self.sigs = [(_storage_dtype(out_dtype), 1, False)] + [
             (_storage_dtype(d), 1, False) for d in in_dtypes
@@ -235,11 +248,18 @@ class _Plan:
         self.specs = {}
         self.itemsizes = out_dtype.itemsize + builtins.sum(d.itemsize for d in in_dtypes)
         self.in_ti = tuple(_dtypes.taichi_type(d) for d in in_dtypes)
-        # the lane-blocked kernels handle real data only
-        self.lanes_ok = out_dtype.kind != "c" and not builtins.any(ld[0] or ld[1] for ld in loads)
+        # the lane-blocked kernels handle real data, loaded without rounding, only
+        self.lanes_ok = out_dtype.kind != "c" and not builtins.any(
+            ld[0] or ld[1] or len(ld) > 3 for ld in loads
+        )
 
     def template(self, steps):
-        return (self.op, self.ct, self.out_spec, tuple(ld + (st,) for ld, st in zip(self.loads, steps)))
+        return (
+            self.op,
+            self.ct,
+            self.out_spec,
+            tuple(ld[:3] + (st,) + ld[3:] for ld, st in zip(self.loads, steps)),
+        )
 
 
 _PLANS: dict = {}
@@ -292,7 +312,17 @@ def _make_plan(func: str, dtypes: tuple) -> _Plan:
     if func == "nextafter" and pd is _dtypes.float16:
         raise TypeError("nextafter(): float16 is not supported; cast to float32 first")
     ct = _compute_type(_dtypes.finfo_dtype(pd)) if pd.kind == "c" else _compute_type(pd)
-    return _Plan(out, impl, ct, dtypes, pd)
+    rpd = _dtypes.finfo_dtype(pd) if pd.kind == "c" else pd
+    if func == "pow" and pd is _dtypes.complex64:
+        # complex powers multiply repeatedly: in float32 an intermediate overflows to
+        # inf * finite - inf * finite = NaN where the rounded result is a finite or
+        # infinite number; float64 intermediates give the correctly rounded complex64
+        ct = _compute_type(_dtypes.float64)
+    # where the computation is wider than the promoted dtype (float16 in float32, complex64
+    # pow in float64), integer operands are rounded to the promoted dtype first, as the
+    # promotion says (int16 -21843 is -21840 in float16)
+    round_to = rpd if rpd in _MANTISSA and ct != _dtypes.taichi_type(rpd) else None
+    return _Plan(out, impl, ct, dtypes, pd, round_to=round_to)
 
 
 def _default_float() -> DType:
@@ -491,7 +521,7 @@ def _lane_launcher(plan: _Plan, scalars: tuple) -> Launcher:
     ln = _LANE_LAUNCHERS.get(key)
     if ln is None:
         kern = _kmod().make_lane_kernel(plan.nin, plan.out_spec[1], plan.in_ti, scalars)
-        ln = _LANE_LAUNCHERS[key] = Launcher(kern, name="elementwise")
+        ln = _LANE_LAUNCHERS[key] = Launcher(kern, name="elementwise", compile_options=IEEE)
     return ln
 
 
@@ -813,6 +843,8 @@ def _binary_operator(fname: str, self: TiArray, other, reflected: bool = False):
     if fname == "matmul":
         if isinstance(other, _PY_SCALARS):
             return NotImplemented
+        if type(other) is not TiArray:  # a NumPy array, torch tensor ...: as for the other operators
+            other = _as_array(other, "matmul", "x1" if reflected else "x2")
         mm = _matmul()
         return mm(other, self) if reflected else mm(self, other)
     if reflected:
@@ -833,10 +865,12 @@ def _inplace_operator(fname: str, self: TiArray, other):
     where_ = f"TiArray.__i{fname}__ ({sym})"
     if self._readonly:
         raise ValueError(
-            f"{where_}: the array is read-only (it views memory its producer does not let others write, "
-            "e.g. a JAX array)"
+            f"{where_}: the array is read-only (a broadcast view, or a view of memory its producer does not "
+            "let others write, e.g. a JAX array); copy it first with tiarray.asarray(x, copy=True)"
         )
     if fname == "matmul":
+        if type(other) is not TiArray:
+            other = _as_array(other, "matmul", "x2")
         res = _matmul()(self, other)
         if res._dtype is not self._dtype or res._shape != self._shape:
             raise TypeError(

@@ -94,8 +94,8 @@ def getitem(x: TiArray, key):
 def setitem(x: TiArray, key, value) -> None:
     if x._readonly:
         raise ValueError(
-            "TiArray.__setitem__: the array is read-only (it views memory its producer does not let "
-            "others write, e.g. a JAX array); copy it first with tiarray.asarray(x, copy=True)"
+            "TiArray.__setitem__: the array is read-only (a broadcast view, or a view of memory its producer "
+            "does not let others write, e.g. a JAX array); copy it first with tiarray.asarray(x, copy=True)"
         )
     bkey = normalize_basic_key(key)
     if bkey is None:

@@ -55,6 +55,11 @@ _AutodiffMode = _kernel_impl.AutodiffMode
 _SERIAL_THRESHOLD = [1 << 18]
 
 _compile_lock = threading.RLock()
+
+# The compile options of tiarray's own kernels: IEEE semantics (NaN, infinities, signed
+# zeros), whatever ``fast_math`` the program was started with (a user's ti.init keeps
+# Taichi's default, fast_math=True). Kernels that want fast math ask for it per Launcher.
+IEEE = {"fast_math": False}
 # Taichi keeps per-runtime global temporaries (loop bounds, reductions): two kernels must
 # not run at once. Launches hold the GIL in Taichi 1.7, the lock makes it explicit.
 _launch_lock = threading.RLock()

@@ -159,7 +159,7 @@ def _readonly_if_expanded(v: TiArray, x: TiArray) -> TiArray:
     return v
 
 
-def broadcast_arrays(*arrays) -> tuple:
+def broadcast_arrays(*arrays) -> list:
     """Broadcast arrays against each other (views: no data is copied).
 
     Parameters
@@ -169,8 +169,9 @@ def broadcast_arrays(*arrays) -> tuple:
 
     Returns
     -------
-    tuple of TiArray
-        One view per input, all of the broadcast shape (read-only where expanded).
+    list of TiArray
+        One view per input, all of the broadcast shape (read-only where expanded); a list,
+        as the 2024.12 standard says.
 
     Raises
     ------
@@ -189,7 +190,7 @@ def broadcast_arrays(*arrays) -> tuple:
         check_array(a, func, f"arrays[{i}]")
     check_same_device(list(arrays), func)
     shape = broadcast_shapes(*(a._shape for a in arrays), func=func)
-    return tuple(_readonly_if_expanded(broadcast_view(a, shape, func=func), a) for a in arrays)
+    return [_readonly_if_expanded(broadcast_view(a, shape, func=func), a) for a in arrays]
 
 
 # ----------------------------------------------------------------------------- views

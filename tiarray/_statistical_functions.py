@@ -82,8 +82,12 @@ def acc_dtype(out: _dtypes.DType) -> _dtypes.DType:
 
 def _prepare(x: TiArray, out_dtype: _dtypes.DType) -> TiArray:
     """``x`` as the kernels read it for a result of ``out_dtype``: a real array becomes
-    complex (a copy) when the result is complex; any other cast happens on the fly."""
+    complex (a copy) when the result is complex, floating data becomes integers (a copy,
+    cast exactly as ``astype`` casts, out-of-range values included) when the result is an
+    integer; any other cast happens on the fly."""
     if out_dtype.kind == "c" and x._dtype.kind != "c":
+        return copy_array(x, out_dtype)
+    if out_dtype.kind in "iu" and x._dtype.kind == "f":
         return copy_array(x, out_dtype)
     return x
 

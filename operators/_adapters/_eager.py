@@ -20,6 +20,7 @@ __all__ = ["Plan", "make_plan"]
 class Plan:
     __slots__ = (
         "res",  # the operator's _Resolved
+        "res_op",  # the Operator
         "spec",  # compiled Launcher spec
         "prog",  # Taichi program the spec belongs to
         "in_conv",  # per input: None (array) or a scalar converter (float / int)
@@ -31,7 +32,19 @@ class Plan:
         "out_dtypes",  # per output: tiarray DType
         "single",
         "native_out",  # per output: the framework's dtype object (filled by the adapter)
+        "extra",  # scratch buffers or a per-call policy: the adapter calls select()
+        "serial",  # the variant of `spec` (fixed for this signature unless `decide`)
+        "specs",  # {serial: spec} when the variant is decided per call
+        "scratch",  # {serial: ((shape, launch shape, nbytes, DType), ...)}
+        "decide",  # per-call policy (CPU only) or None
     )
+
+    def select(self, host_inputs):
+        """``(spec, scratch)`` of one launch: the per-call policy reads the inputs on the CPU."""
+        if self.decide is None:
+            return self.spec, self.scratch[self.serial]
+        serial = self.res_op._serial_for(self.res, host_inputs)
+        return self.specs[serial], self.scratch[serial]
 
 
 def _launch_shape(sd):
@@ -49,7 +62,20 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
     res = op._resolve(in_sds, skey)
     p = Plan()
     p.res = res
+    p.res_op = op
     p.spec = op._spec(res, dev.kind)
+    p.serial = _spec_is_serial(op, res, dev.kind)
+    p.decide = res.decide if dev.kind == "cpu" else None
+    p.specs = None
+    if p.decide is not None:
+        p.specs = {s: op._spec(res, dev.kind, serial=s) for s in (False, True)}
+    p.scratch = {
+        s: tuple(
+            (sd.shape, _launch_shape(sd), sd.size * sd.dtype.itemsize, sd.dtype) for sd in res.scratch[s]
+        )
+        for s in (False, True)
+    }
+    p.extra = bool(res.scratch[False]) or p.decide is not None
     p.prog = _ti_impl.get_runtime().prog
     conv = []
     shapes = []
@@ -73,6 +99,60 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
     p.single = res.single
     p.native_out = None
     return p
+
+
+def _spec_is_serial(op, res, kind) -> bool:
+    if kind != "cpu":
+        return False
+    if res.mode is not None:
+        return res.mode == "serial"
+    return op._launcher("cpu").use_serial(res.nbytes)
+
+
+class HostInputs:
+    """The inputs of one CPU launch as NumPy views, each built when first read (for a
+    per-call ``policy``). ``make(i)`` builds the view of input ``i``."""
+
+    __slots__ = ("_make", "_cache", "_n")
+
+    def __init__(self, n, make):
+        self._n = n
+        self._make = make
+        self._cache = {}
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, i):
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        v = self._cache.get(i)
+        if v is None:
+            v = self._cache[i] = self._make(i)
+        return v
+
+    def __iter__(self):
+        return (self[i] for i in range(self._n))
+
+
+def host_view(ptr: int, shape: tuple, dtype):
+    """A read-only NumPy view of host memory at ``ptr`` (C-contiguous ``shape`` of tiarray ``dtype``)."""
+    import ctypes
+
+    import numpy as np
+
+    npd = dtype.numpy
+    n = 1
+    for s in shape:
+        n *= s
+    nb = n * npd.itemsize
+    if nb == 0 or not ptr:
+        return np.zeros(shape, npd)
+    a = np.frombuffer((ctypes.c_char * nb).from_address(ptr), npd).reshape(shape)
+    a.flags.writeable = False
+    return a
 
 
 def plan_is_current(p: Plan) -> bool:

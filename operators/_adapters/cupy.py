@@ -73,9 +73,16 @@ def call(op, args, static):  # pragma: no cover - needs a GPU
         o = cupy.zeros(shape, npd)  # zero-filled on CuPy's current stream
         outs.append(o)
         vals.append((o.data.ptr, nb, ls))
+    spec = plan.spec
+    if plan.extra:  # on the GPU: the parallel variant, no per-call policy
+        spec, scratch = plan.select(())
+        for shape, ls, nb, d in scratch:
+            o = cupy.zeros(shape, d.numpy)
+            keep.append(o)
+            vals.append((o.data.ptr or 1, nb, ls))
     stream = cupy.cuda.get_current_stream().ptr
     _cuda_ops.order(stream, before=True)
-    plan.spec.launch(vals)
+    spec.launch(vals)
     _cuda_ops.order(stream, before=False)
     del keep
     return outs[0] if plan.single else tuple(outs)

@@ -54,6 +54,7 @@ from tiarray import _dtypes, _runtime
 from .. import _operator
 from . import _jax_partition as _partitioning
 from . import _xla_ffi
+from ._eager import HostInputs, host_view
 
 try:
     from jax.sharding import get_abstract_mesh as _get_abstract_mesh
@@ -133,6 +134,11 @@ class _Record:
         "grad_mask",
         "mask",
         "fast",
+        "serial",  # the variant of `spec` (fixed for this signature)
+        "scratch",  # {serial: ((nbytes, launch shape), ...)}: scratch results used by a launch
+        "decide",  # per-call policy (CPU) or None
+        "specs",  # {serial: spec} when `decide`
+        "fasts",  # {serial: fast runner} when `decide`
     )
 
 
@@ -185,20 +191,61 @@ def _build_record(op, mode, skey, in_avals, mask, arch, n_in) -> _Record:
         rec.grad_mask = gm
     else:
         rec.grad_mask = None
-    rec.spec = op._spec(res, arch, grad_mask=rec.grad_mask)
-    rec.prog = _ti_impl.get_runtime().prog
-    rec.fast = _make_fast_fwd(rec) if mode == "fwd" and arch == "cpu" else None
+    rec.scratch = {
+        srl: tuple(
+            (o.size * o.dtype.itemsize, o.shape + (2,) if o.dtype.kind == "c" else o.shape)
+            for o in res.scratch[srl]
+        )
+        for srl in (False, True)
+    }
+    rec.decide = res.decide if arch == "cpu" and mode == "fwd" else None
+    _make_specs(rec)
     return rec
 
 
-def _make_fast_fwd(rec):
+def _make_specs(rec):
+    """(Re)compile the record's spec(s) and fast runners (at build, and after a Taichi reset)."""
+    op, res, arch, mode = rec.op, rec.res, rec.arch, rec.mode
+    if arch == "cpu":
+        rec.serial = (
+            res.mode == "serial" if res.mode is not None else op._launcher("cpu").use_serial(res.nbytes)
+        )
+    else:
+        rec.serial = False
+    rec.spec = op._spec(res, arch, grad_mask=rec.grad_mask, serial=rec.serial)
+    rec.prog = _ti_impl.get_runtime().prog
+    rec.fast = _make_fast_fwd(rec, rec.spec, rec.serial) if mode == "fwd" and arch == "cpu" else None
+    if rec.decide is not None:
+        rec.specs = {srl: op._spec(res, arch, serial=srl) for srl in (False, True)}
+        rec.fasts = {srl: _make_fast_fwd(rec, rec.specs[srl], srl) for srl in (False, True)}
+    else:
+        rec.specs = rec.fasts = None
+
+
+def _host_inputs(rec, args):
+    """The inputs of a CPU custom call as NumPy views (built when read), for ``decide``."""
+    ins = rec.ins
+    sds = rec.res.in_sds
+
+    def make(i):
+        d = _U64[(args[i] >> 3) + 3]
+        k = ins[i]
+        if k[0]:
+            return host_view(d, sds[i].shape, sds[i].dtype)
+        return k[1][d >> k[2]]
+
+    return HostInputs(rec.n_in, make)
+
+
+def _make_fast_fwd(rec, spec, serial):
     """A forward runner specialised to one record: generated code with the shapes, sizes
     and argument slots inlined, its own Taichi launch context, and the arguments re-set
     only when their value changed (inputs often stay in the same XLA buffers from call to
-    call). About 1-2 us cheaper per call than the generic path through ``spec.launch``."""
+    call). About 1-2 us cheaper per call than the generic path through ``spec.launch``.
+    Scratch results (after the outputs) are zero-filled to the size of the ``serial``
+    variant and passed with its shape."""
     from tiarray._launch import _P_ARRAY, _P_FLOAT, _P_INT, _launch_lock
 
-    spec = rec.spec
     ctx = spec.t_kernel.make_launch_context()
     ns = {
         "U64": _U64,
@@ -246,6 +293,19 @@ def _make_fast_fwd(rec):
             f"            ctx.set_arg_external_array_with_shape({idx!r}, o{j}, {nb}, {shape!r}, 0)\n"
             f"            L[{n_in + j}] = o{j}"
         )
+    n_out = len(rec.outs)
+    for j, (nb, shape) in enumerate(rec.scratch[serial]):
+        kind, idx = spec.setters[n_in + n_out + j]
+        q = n_in + n_out + j
+        body.append(f"    s{j} = U64[(rets[{n_out + j}] >> 3) + 3] or 1")
+        if nb:
+            body.append(f"    memset(s{j}, 0, {nb})")
+        sets.append(
+            f"        if L[{q}] != s{j}:\n"
+            f"            L[{q}] = None\n"
+            f"            ctx.set_arg_external_array_with_shape({idx!r}, s{j}, {nb}, {shape!r}, 0)\n"
+            f"            L[{q}] = s{j}"
+        )
     body.append("    with lock:")
     body.extend(sets)
     body.append("        launch_kernel(compiled, ctx)")
@@ -256,8 +316,7 @@ def _make_fast_fwd(rec):
 
 def _current_spec(rec):
     if rec.prog is not _ti_impl.get_runtime().prog:  # Taichi was reset since lowering
-        rec.spec = rec.op._spec(rec.res, rec.arch, grad_mask=rec.grad_mask)
-        rec.prog = _ti_impl.get_runtime().prog
+        _make_specs(rec)
     return rec.spec
 
 
@@ -270,13 +329,16 @@ _memmove = ctypes.memmove
 
 def _run_cpu(rid, api, ctx, args, rets):
     rec = _records[rid]
+    if rec.prog is not _ti_impl.pytaichi.prog:
+        _current_spec(rec)
+    if rec.fasts is not None:  # the variant depends on the inputs' values
+        rec.fasts[rec.op._serial_for(rec.res, _host_inputs(rec, args))](args, rets)
+        return
     fast = rec.fast
-    if fast is not None and rec.prog is _ti_impl.pytaichi.prog:
+    if fast is not None:
         fast(args, rets)
         return
-    spec = _current_spec(rec)
-    if rec.mode == "fwd":
-        rec.fast = _make_fast_fwd(rec)
+    spec = rec.spec
     U64 = _U64
     vals = []
     ins = rec.ins
@@ -344,6 +406,12 @@ def _run_cuda(rid, api, ctx, args, rets):  # pragma: no cover - needs a GPU (ben
         for (nb, shape), rp in zip(rec.outs, rets):
             d = U64[(rp >> 3) + 3]
             _cuda_ops.memset_async(d, nb, stream)
+            vals.append((d, nb, shape))
+        n_out = len(rec.outs)
+        for j, (nb, shape) in enumerate(rec.scratch[False]):
+            d = U64[(rets[n_out + j] >> 3) + 3] or 1
+            if nb:
+                _cuda_ops.memset_async(d, nb, stream)
             vals.append((d, nb, shape))
     else:
         n_out = len(rec.outs)
@@ -507,6 +575,16 @@ class _JaxOp:
         if self.op.partition is not None and not _direct_lowering.get() and _partitioned_context(ctx):
             return _partitioning.lower(self, ctx, operands, static, mode, mask, n_in)
         rid = _record_id(self.op, mode, static, ctx.avals_in, mask, arch, n_in)
+        res = _records[rid].res
+        if mode == "fwd" and res.scratch[False]:
+            # scratch buffers are extra results of the custom call, dropped here (XLA
+            # allocates them from its pool); sized for either variant
+            n_out = len(ctx.avals_out)
+            extra = [_aval(o) for o in res.scratch_max()]
+            r = self._lowering(
+                ctx.replace(avals_out=[*ctx.avals_out, *extra]), *operands, tiarray_id=np.int64(rid)
+            )
+            return list(r)[:n_out]
         return self._lowering(ctx, *operands, tiarray_id=np.int64(rid))
 
     def _lin_lower(self, ctx, *operands, static, mask):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from tiarray._array_object import TiArray
 from tiarray._interop import copy_array, empty_owned, view_of
 
-from ._eager import make_plan, not_an_array, plan_is_current
+from ._eager import HostInputs, host_view, make_plan, not_an_array, plan_is_current
 
 _empty_owned = empty_owned
 
@@ -98,6 +98,22 @@ def call(op, args, static):
         o = _empty_owned(shape, d, device, zero=True)
         outs.append(o)
         vals.append((o._ptr, nb, ls))
-    plan.spec.launch(vals)
+    if plan.extra:
+        n_in = len(args)
+
+        def host(i):
+            v = vals[i]
+            if plan.in_conv[i] is not None:
+                return v
+            return host_view(v[0], plan.res.in_sds[i].shape, plan.res.in_sds[i].dtype)
+
+        spec, scratch = plan.select(HostInputs(n_in, host))
+        for shape, ls, nb, d in scratch:
+            o = _empty_owned(shape, d, device, zero=True)
+            keep.append(o)
+            vals.append((o._ptr or 1, nb, ls))
+        spec.launch(vals)
+    else:
+        plan.spec.launch(vals)
     del keep
     return outs[0] if plan.single else tuple(outs)

@@ -38,7 +38,7 @@ from taichi.lang import impl as _ti_impl
 from tiarray import _dtypes
 from tiarray._launch import _P_FLOAT
 
-from ._eager import make_plan, plan_is_current
+from ._eager import HostInputs, make_plan, plan_is_current
 
 __all__ = ["call"]
 
@@ -147,6 +147,7 @@ def _eager(op, skey, args, key=None):
         plan = _build(op, skey, args, key)
     vals = []
     keep = None
+    contig = [] if plan.extra else None
     for conv, shp, a in zip(plan.in_conv, plan.in_shapes, args):
         if conv is None:
             # (a real tensor can carry the negative bit: .imag of a conjugate view)
@@ -156,6 +157,8 @@ def _eager(op, skey, args, key=None):
             vals.append((a.data_ptr(), a.nbytes, shp))
         else:
             vals.append(conv(a.item() if isinstance(a, _Tensor) else a))
+        if contig is not None:
+            contig.append(a)
     tmpls, dev = plan.native_out
     outs = []
     for tmpl, nb, ls in zip(tmpls, plan.out_nbytes, plan.out_launch):
@@ -164,24 +167,46 @@ def _eager(op, skey, args, key=None):
         o = _zeros_like(tmpl, memory_format=_contiguous)
         outs.append(o)
         vals.append((o.data_ptr(), nb, ls))
+    spec = plan.spec
+    if contig is not None:
+        spec, keep = _extra(plan, contig, vals, dev, keep)
     if dev.type == "cuda":  # pragma: no cover - needs a GPU
-        _launch_cuda(plan, vals, dev)
+        _launch_cuda(spec, vals, dev)
     else:
-        plan.spec.launch(vals)
+        spec.launch(vals)
     del keep
     return outs, plan
+
+
+def _host(a):
+    if isinstance(a, _Tensor):
+        return a.detach().numpy() if a.requires_grad else a.numpy()
+    return a
+
+
+def _extra(plan, contig, vals, dev, keep):
+    """Scratch buffers and the per-call variant: appends the scratch launch values."""
+    spec, scratch = plan.select(HostInputs(len(contig), lambda i: _host(contig[i])) if plan.decide else ())
+    for shape, ls, nb, d in scratch:
+        if nb:
+            o = torch.zeros(shape, dtype=_torch_dtype(d), device=dev)
+            keep = (keep or []) + [o]
+            vals.append((o.data_ptr(), nb, ls))
+        else:  # nothing to zero: a constant non-null pointer (the launch context keeps it)
+            vals.append((1, 0, ls))
+    return spec, keep
 
 
 _zeros_like = torch.zeros_like
 _contiguous = torch.contiguous_format
 
 
-def _launch_cuda(plan, vals, dev):  # pragma: no cover - needs a GPU (benchmarks/gpu_check.py)
+def _launch_cuda(spec, vals, dev):  # pragma: no cover - needs a GPU (benchmarks/gpu_check.py)
     from . import _cuda_ops
 
     stream = torch.cuda.current_stream(dev).cuda_stream
     _cuda_ops.order(stream, before=True)
-    plan.spec.launch(vals)
+    spec.launch(vals)
     _cuda_ops.order(stream, before=False)
 
 
@@ -604,10 +629,21 @@ def call(op, args, static):
             outs = tuple(_zeros_like(t, memory_format=_contiguous) for t in tmpls)
             for o, nb, ls in zip(outs, plan.out_nbytes, plan.out_launch):
                 vals.append((o.data_ptr(), nb, ls))
+        spec = plan.spec
+        if plan.extra:
+            contig = args
+            if keep is not None:  # some inputs were copied: the policy reads the copies
+                contig = [
+                    a.resolve_conj().resolve_neg().contiguous()
+                    if isinstance(a, _Tensor) and conv is None
+                    else a
+                    for conv, a in zip(plan.in_conv, args)
+                ]
+            spec, keep = _extra(plan, contig, vals, dev, keep)
         if dev.type == "cuda":  # pragma: no cover - needs a GPU
-            _launch_cuda(plan, vals, dev)
+            _launch_cuda(spec, vals, dev)
         else:
-            plan.spec.launch(vals)
+            spec.launch(vals)
         del keep
         return outs[0] if plan.single else outs
     _check_grad_requests(op, args)

@@ -1,1 +1,54 @@
-"""Placeholder package; filled by the operator registry work."""
+"""Sparse and event-driven operators for spiking networks and sparse layers.
+
+Every product is a :class:`tiarray.Operator`: it runs on NumPy, PyTorch, JAX (``jit``,
+``vmap``, ``grad``, ``jvp``), CuPy arrays and TiArrays, and returns arrays of the same
+kind. See ``docs/sparse.md`` for the conventions, the math and the measured speed.
+"""
+
+from ._csr import (
+    csr_from_dense,
+    csr_sddmm,
+    csr_to_dense,
+    csr_transpose,
+    csrmm,
+    csrmv,
+    event_csrmm,
+    event_csrmv,
+)
+from ._jitc import (
+    fixed_prob_csr,
+    jitc_event_mv_prob_homo,
+    jitc_event_mv_prob_normal,
+    jitc_event_mv_prob_uniform,
+    jitc_mv_prob_homo,
+    jitc_mv_prob_normal,
+    jitc_mv_prob_uniform,
+    jitc_todense_prob_homo,
+    jitc_todense_prob_normal,
+    jitc_todense_prob_uniform,
+)
+from ._object import CSR
+from ._policy import set_thresholds
+
+__all__ = [
+    "event_csrmv",
+    "csrmv",
+    "event_csrmm",
+    "csrmm",
+    "csr_sddmm",
+    "csr_to_dense",
+    "csr_from_dense",
+    "csr_transpose",
+    "jitc_mv_prob_homo",
+    "jitc_mv_prob_uniform",
+    "jitc_mv_prob_normal",
+    "jitc_event_mv_prob_homo",
+    "jitc_event_mv_prob_uniform",
+    "jitc_event_mv_prob_normal",
+    "jitc_todense_prob_homo",
+    "jitc_todense_prob_uniform",
+    "jitc_todense_prob_normal",
+    "fixed_prob_csr",
+    "CSR",
+    "set_thresholds",
+]

@@ -4,7 +4,7 @@ import taichi as ti
 
 from .. import _dtypes
 from .._array_object import TiArray
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from .._views import broadcast_view, collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
 
@@ -18,6 +18,7 @@ def _copy(
     nd: ti.template(),
     to_bool: ti.template(),
     dt: ti.template(),
+    f2u: ti.template(),
 ):
     # meta = [dst_offset, src_offset, shape[nd], dst_strides[nd], src_strides[nd]]
     for i in range(n):
@@ -34,11 +35,19 @@ def _copy(
         if ti.static(to_bool):
             # not (v == 0) rather than v != 0: Taichi's != is ordered, False for NaN
             dst[od] = ti.cast(not (v == 0), ti.u8)
+        elif ti.static(f2u):
+            # a negative float to an unsigned type (undefined in LLVM, which saturated 32-
+            # and 64-bit results but wrapped narrower ones): through int64, wrapping at
+            # every width as NumPy does
+            if v < 0:
+                dst[od] = ti.cast(ti.cast(v, ti.i64), dt)
+            else:
+                dst[od] = ti.cast(v, dt)
         else:
             dst[od] = ti.cast(v, dt)
 
 
-_launcher = Launcher(_copy, name="copy")
+_launcher = Launcher(_copy, name="copy", compile_options=IEEE)
 
 
 def strided_copy(dst: TiArray, src) -> None:
@@ -87,7 +96,7 @@ def _run(d: TiArray, s: TiArray) -> None:
     sd = _dtypes.bool if s._dtype is _dtypes.bool else s._dtype
     spec = _launcher.spec(
         [(d._dtype, 1, False), (sd, 1, False), (_dtypes.int64, 1, False)],
-        (len(shape), to_bool, dt),
+        (len(shape), to_bool, dt, s._dtype.kind == "f" and d._dtype.kind == "u"),
         serial=_launcher.use_serial(n * (d._dtype.itemsize + s._dtype.itemsize)),
     )
     spec.launch([dspan, sspan, meta_arg(meta), n])

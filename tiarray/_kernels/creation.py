@@ -5,7 +5,7 @@ Outputs are new C-contiguous arrays passed as 1-D spans (complex data as real pa
 
 import taichi as ti
 
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 
 
 @ti.kernel
@@ -111,8 +111,8 @@ def _tri(
                 out[i] = ti.cast(0, dt)
 
 
-arange_int = Launcher(_arange_int, name="arange")
-arange_float = Launcher(_arange_float, name="arange")
-linspace = Launcher(_linspace, name="linspace")
-eye = Launcher(_eye, name="eye")
-tri = Launcher(_tri, name="tril/triu")
+arange_int = Launcher(_arange_int, name="arange", compile_options=IEEE)
+arange_float = Launcher(_arange_float, name="arange", compile_options=IEEE)
+linspace = Launcher(_linspace, name="linspace", compile_options=IEEE)
+eye = Launcher(_eye, name="eye", compile_options=IEEE)
+tri = Launcher(_tri, name="tril/triu", compile_options=IEEE)

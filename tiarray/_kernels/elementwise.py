@@ -10,9 +10,12 @@ operation to 1, 2 or 3 operands and store one result. Every kernel takes a singl
 - ``ct``: the compute type handed to ``op`` (``ti.f32`` for float16 data, the real
   component type for complex data, the integer type itself, ``ti.u8`` for bool);
 - ``out_spec = (is_complex, store_type)``;
-- ``in_specs``: per operand ``(stored_complex, as_complex, load_type, step)``; a real
-  operand of a complex operation is widened to ``(x, 0)``; ``step`` (contiguous kernels)
-  is 1, or 0 for an operand broadcast from a single element.
+- ``in_specs``: per operand ``(stored_complex, as_complex, load_type, step[, round_to])``;
+  a real operand of a complex operation is widened to ``(x, 0)``; ``step`` (contiguous
+  kernels) is 1, or 0 for an operand broadcast from a single element; ``round_to``: an
+  integer operand is first rounded to this type, the promoted dtype, where that is
+  narrower than the compute type and cannot hold every integer of the operand (``int16``
+  with ``float16`` data computed in ``float32``).
 
 Operands are 1-D spans of memory (complex data as its real dtype, two numbers per
 element). The contiguous kernels index element ``i`` directly. The strided kernels read
@@ -31,13 +34,22 @@ from . import _math as m
 
 
 @ti.func
+def _in(v, s: ti.template()):
+    """A real value loaded as ``s[2]``; rounded to ``s[4]`` first where the spec has one."""
+    if ti.static(len(s) > 4):
+        return ti.cast(ti.cast(v, s[4]), s[2])
+    else:
+        return ti.cast(v, s[2])
+
+
+@ti.func
 def _ld(arr: ti.template(), idx, s: ti.template()):
     if ti.static(s[0]):
         return ti.Vector([ti.cast(arr[2 * idx], s[2]), ti.cast(arr[2 * idx + 1], s[2])], dt=s[2])
     elif ti.static(s[1]):
-        return ti.Vector([ti.cast(arr[idx], s[2]), ti.cast(0, s[2])], dt=s[2])
+        return ti.Vector([_in(arr[idx], s), ti.cast(0, s[2])], dt=s[2])
     else:
-        return ti.cast(arr[idx], s[2])
+        return _in(arr[idx], s)
 
 
 @ti.func

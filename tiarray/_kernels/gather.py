@@ -26,7 +26,7 @@ import taichi as ti
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
 from .._interop import copy_array, empty_owned
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
 
@@ -329,14 +329,14 @@ def _mask_fill(
                 x[xb + j * meta[2]] = v[j]
 
 
-_move_l = Launcher(_move, name="gather")
-_offsets_l = Launcher(_offsets, name="index_offsets")
-_gather1_l = Launcher(_gather1, name="gather_1d")
-_check_l = Launcher(_check, name="index_check")
-_count_l = Launcher(_mask_count, name="mask_count")
-_mask_offsets_l = Launcher(_mask_offsets, name="mask_offsets")
-_select_l = Launcher(_mask_select, name="mask_select")
-_fill_l = Launcher(_mask_fill, name="mask_fill")
+_move_l = Launcher(_move, name="gather", compile_options=IEEE)
+_offsets_l = Launcher(_offsets, name="index_offsets", compile_options=IEEE)
+_gather1_l = Launcher(_gather1, name="gather_1d", compile_options=IEEE)
+_check_l = Launcher(_check, name="index_check", compile_options=IEEE)
+_count_l = Launcher(_mask_count, name="mask_count", compile_options=IEEE)
+_mask_offsets_l = Launcher(_mask_offsets, name="mask_offsets", compile_options=IEEE)
+_select_l = Launcher(_mask_select, name="mask_select", compile_options=IEEE)
+_fill_l = Launcher(_mask_fill, name="mask_fill", compile_options=IEEE)
 
 _UINT = {1: _dtypes.uint8, 2: _dtypes.uint16, 4: _dtypes.uint32, 8: _dtypes.uint64}
 _BLOCK = 8192

@@ -17,15 +17,13 @@ import taichi as ti
 
 from .. import _dtypes
 from .._array_object import TiArray
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from ._strided import meta_arg, meta_array
 from .gather import check_elements
 from .gather import span as span_arg
 
 SUM, SUMABS, SUMSQ, SUMPOW, MAXABS, MINABS, COUNTNZ, MAX, MIN = range(9)
 FIN_NONE, FIN_SQRT, FIN_ROOT = range(3)
-
-_NOFM = {"fast_math": False}
 
 
 @ti.func
@@ -163,7 +161,7 @@ def _reduce(
             out[t] = acc
 
 
-_reduce_l = Launcher(_reduce, name="linalg_reduce", compile_options=_NOFM)
+_reduce_l = Launcher(_reduce, name="linalg_reduce", compile_options=IEEE)
 
 _CHUNK = 1 << 16
 
@@ -321,7 +319,7 @@ def _cross(
                 out[3 * t + i] = av[j] * bv[k2] - av[k2] * bv[j]
 
 
-_cross_l = Launcher(_cross, name="linalg_cross", compile_options=_NOFM)
+_cross_l = Launcher(_cross, name="linalg_cross", compile_options=IEEE)
 
 
 def cross(a: TiArray, b: TiArray, out: TiArray, shape: tuple, ct: _dtypes.DType) -> None:

@@ -5,7 +5,7 @@ import taichi as ti
 
 from .. import _dtypes
 from .._array_object import TiArray
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from ._strided import meta_arg
 from .gather import span as span_arg
 
@@ -63,7 +63,7 @@ def _freq(
         out[i] = ti.cast(ti.cast(v, ti.f64) * scale, dt)
 
 
-_freq_l = Launcher(_freq, name="fftfreq")
+_freq_l = Launcher(_freq, name="fftfreq", compile_options=IEEE)
 
 
 def frequencies(out: TiArray, n: int, scale: float, half: bool) -> None:
@@ -75,8 +75,8 @@ def frequencies(out: TiArray, n: int, scale: float, half: bool) -> None:
     spec.launch([(out._ptr, out._nbytes(), (m,)), n, scale, m])
 
 
-_scan_l = Launcher(_scan, name="repeat_scan")
-_expand_l = Launcher(_expand, name="repeat_expand")
+_scan_l = Launcher(_scan, name="repeat_scan", compile_options=IEEE)
+_expand_l = Launcher(_expand, name="repeat_expand", compile_options=IEEE)
 
 
 def repeat_index(rep: TiArray, func: str) -> TiArray:

@@ -31,12 +31,10 @@ import taichi as ti
 
 from .. import _dtypes
 from .._array_object import TiArray
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from ._strided import meta_arg
 from .gather import check_elements
 from .gather import span as span_arg
-
-_NOFM = {"fast_math": False}
 
 
 def _mask(rows: int) -> int:
@@ -188,9 +186,9 @@ class _Family:
                             else:
                                 c[ci] += row
 
-        self.pack_a = Launcher(pack_a, name=f"matmul_pack_a_{ct_name}", compile_options=_NOFM)
-        self.pack_b = Launcher(pack_b, name=f"matmul_pack_b_{ct_name}", compile_options=_NOFM)
-        self.micro = Launcher(micro, name=f"matmul_micro_{ct_name}", compile_options=_NOFM)
+        self.pack_a = Launcher(pack_a, name=f"matmul_pack_a_{ct_name}", compile_options=IEEE)
+        self.pack_b = Launcher(pack_b, name=f"matmul_pack_b_{ct_name}", compile_options=IEEE)
+        self.micro = Launcher(micro, name=f"matmul_micro_{ct_name}", compile_options=IEEE)
 
 
 _families: dict = {}
@@ -253,7 +251,7 @@ def _direct(
             out[t] = s
 
 
-_direct_l = Launcher(_direct, name="matmul_direct")
+_direct_l = Launcher(_direct, name="matmul_direct", compile_options=IEEE)
 
 # ----------------------------------------------------------------------------- drivers
 

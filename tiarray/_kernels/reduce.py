@@ -16,7 +16,7 @@ flags). :func:`_reduce_cols` handles outputs that are adjacent in memory (a redu
 over leading axes), keeping 16 accumulators in registers per task.
 
 Floating-point details, independent of the program's ``fast_math`` setting (each
-specialisation is compiled with fast math on or off explicitly, :func:`get_spec`):
+specialisation is compiled with fast math on or off explicitly, :func:`launchers`):
 
 - sums and products are compiled with fast math (LLVM may reassociate, so it vectorises);
   ``float32``/``float16`` data accumulates in ``float64`` through a multiplication by a
@@ -31,7 +31,6 @@ Complex data is read as (re, im) pairs. Plans (specialisation, meta array, launc
 geometry) are cached by the arguments' metadata.
 """
 
-import contextlib
 import math
 
 import numpy as np
@@ -39,7 +38,7 @@ import taichi as ti
 
 from .. import _dtypes, _launch, _runtime
 from .._array_object import TiArray
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
 
@@ -50,6 +49,18 @@ POST_NONE, POST_DIV, POST_SQRT = range(3)
 
 _LEVELS = 32  # pairwise levels: 2**32 blocks, more than an ndarray can hold
 _BLOCK = 512  # elements per block of a pairwise sum
+
+
+def launchers(kernel, name: str) -> dict:
+    """``{fm: Launcher}``: the kernel compiled with Taichi's ``fast_math`` off (``False``)
+    and on (``True``), whatever the program's setting.
+
+    Floating-point sums and products need LLVM's reassociation to be vectorised; every
+    other specialisation is compiled with IEEE semantics (Taichi's fast math folds
+    ``v != v`` to ``False``). Both go through ``Launcher(compile_options=...)``, which
+    compiles with a copy of the program's ``CompileConfig``.
+    """
+    return {fm: Launcher(kernel, name=name, compile_options={"fast_math": fm}) for fm in (False, True)}
 
 
 # ----------------------------------------------------------------------------- float keys
@@ -526,7 +537,8 @@ def _reduce(
             _finish(out, o, ar, ai, div, acc_t, val_t, out_t, ocplx, post, key_t, fkey)
 
 
-_launcher = Launcher(_reduce, name="reduce")
+_launchers = launchers(_reduce, "reduce")
+_launcher = _launchers[False]
 
 
 _COL_W = 16  # outputs per task of a column reduction (accumulators held in registers)
@@ -627,7 +639,8 @@ def _reduce_cols(
         _finish(out, o, ar, ti.cast(0, acc_t), div, acc_t, val_t, out_t, False, post, key_t, fkey)
 
 
-_cols_launcher = Launcher(_reduce_cols, name="reduce_columns")
+_cols_launchers = launchers(_reduce_cols, "reduce_columns")
+_cols_launcher = _cols_launchers[False]
 
 
 # ----------------------------------------------------------------------------- planning
@@ -704,34 +717,6 @@ def _meta(off, outer, inner) -> np.ndarray:
     return meta_array(off, len(oshape), len(ishape), *oshape, *ost, *ishape, *ist)
 
 
-@contextlib.contextmanager
-def fast_math(on: bool):
-    """Compile kernels inside this block with Taichi's ``fast_math`` set to ``on``.
-
-    Reductions of floating-point sums need LLVM's reassociation to be vectorised; every
-    other kernel of this module is compiled with IEEE semantics, whatever the program's
-    setting (Taichi's fast math folds ``v != v`` to ``False``).
-    """
-    prog = _runtime.ensure_init()
-    cfg = prog.config()
-    with _launch._compile_lock:
-        old = cfg.fast_math
-        cfg.fast_math = on
-        try:
-            yield
-        finally:
-            cfg.fast_math = old
-
-
-def get_spec(launcher: Launcher, sigs, templates, *, serial: bool, fm: bool):
-    """``launcher.spec(...)``, compiled (the first time) with fast math ``fm``."""
-    s = launcher._specs.get((tuple(sigs), tuple(templates), serial, False))
-    if s is not None and launcher._prog is _runtime._ti_impl.get_runtime().prog:
-        return s
-    with fast_math(fm):
-        return launcher.spec(sigs, templates, serial=serial)
-
-
 _KEY_DTYPE = {4: _dtypes.uint32, 8: _dtypes.uint64}
 
 
@@ -791,13 +776,11 @@ def _plan(x: TiArray, axes: tuple, op: int, acc_dtype, out_dtype, n_out: int, po
     if _columns(x, outer, inner, cplx, m):
         return _plan_columns(p, x, span, off, outer, inner, op, acc_k, tail, fm, out_k, post, n_out, m, aux_k)
     p.cols = False
-    p.spec = get_spec(
-        _launcher,
+    p.spec = _launchers[fm].spec(
         [(out_k, 1, False), (acc_k, 1, False), (x_k, 1, False), (aux_k, 1, False), (_dtypes.int64, 1, False)],
         (op, acc_t, tail[0], _dtypes.taichi_type(out_k), cplx, post, pairwise, *tail[1:], direct, n_out <= 64,
          float_bits(x._dtype), ocplx),
         serial=serial,
-        fm=fm,
     )  # fmt: skip
     p.meta = _meta(off, outer, inner)
     p.meta_v = meta_arg(p.meta)
@@ -834,14 +817,12 @@ def _plan_columns(p, x, span, off, outer, inner, op, acc_k, tail, fm, out_k, pos
     chunk = -(-m // n_chunks)
     n_chunks = -(-m // chunk)
     p.cols = True
-    p.spec = get_spec(
-        _cols_launcher,
+    p.spec = _cols_launchers[fm].spec(
         [(out_k, 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False), (aux_k, 1, False),
          (_dtypes.int64, 1, False)],
         (op, _dtypes.taichi_type(acc_k), tail[0], _dtypes.taichi_type(out_k), post, *tail[1:], n_out <= 64,
          float_bits(x._dtype)),
         serial=serial,
-        fm=fm,
     )  # fmt: skip
     p.meta = _meta(off, outer, inner)
     p.meta_v = meta_arg(p.meta)
@@ -993,7 +974,7 @@ def _argreduce(
             out[o] = bidx
 
 
-_arg_launcher = Launcher(_argreduce, name="argreduce")
+_arg_launcher = Launcher(_argreduce, name="argreduce", compile_options=IEEE)
 
 
 def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
@@ -1027,12 +1008,10 @@ def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
         pidx = empty_owned((n_out * n_chunks,), _dtypes.int64, device)
     meta = _meta(off, outer, inner)
     i64 = (_dtypes.int64, 1, False)
-    spec = get_spec(
-        _arg_launcher,
+    spec = _arg_launcher.spec(
         [i64, (acc_k, 1, False), i64, (kernel_dtype(x._dtype), 1, False), i64],
         (MAX if is_max else MIN, acc_t, tail[0], tail[1], tail[2], direct, n_out <= 64),
         serial=serial,
-        fm=False,
     )
     spec.launch(
         [flat_arg(out), flat_arg(pval), flat_arg(pidx), span, meta_arg(meta), n_out, n_chunks, chunk_len, m]

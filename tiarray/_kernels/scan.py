@@ -15,10 +15,9 @@ import taichi as ti
 
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
-from .._launch import Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
-from .reduce import PROD, SUM, dummy, flat_arg, get_spec, kernel_dtype, num_threads
+from .reduce import PROD, SUM, dummy, flat_arg, kernel_dtype, launchers, num_threads
 
 _CPU_CHUNK = 1 << 16
 _CUDA_CHUNK = 1 << 12
@@ -190,7 +189,8 @@ def _scan(
                 out[j] = ti.cast(ar, out_t)
 
 
-_launcher = Launcher(_scan, name="scan")
+_launchers = launchers(_scan, "scan")
+_launcher = _launchers[False]
 
 
 def scan_into(
@@ -237,13 +237,11 @@ def scan_into(
         from .._interop import empty_owned
 
         part = empty_owned((n_rows * n_chunks * (2 if cplx else 1),), acc_k, device)
-    spec = get_spec(
-        _launcher,
+    spec = _launchers[widen].spec(
         [(kernel_dtype(out._dtype), 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False),
          (_dtypes.int64, 1, False)],
         (op, _dtypes.taichi_type(acc_k), _dtypes.taichi_type(kernel_dtype(out._dtype)), cplx,
          bool(include_initial), direct, n_rows <= 64, widen),
         serial=serial,
-        fm=widen,
     )  # fmt: skip
     spec.launch([ospan, flat_arg(part), xspan, meta_arg(meta), n_rows, n_chunks, chunk_len, M, 1.0])

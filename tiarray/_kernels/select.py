@@ -12,10 +12,10 @@ import taichi as ti
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
 from .._interop import empty_owned
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
-from .reduce import dummy, flat_arg, float_bits, get_spec, kernel_dtype, nonzero_bits
+from .reduce import dummy, flat_arg, float_bits, kernel_dtype, nonzero_bits
 from .sort import sort_key
 
 _CPU_CHUNK = 1 << 16
@@ -139,8 +139,8 @@ def _nz_write(
             pos += r
 
 
-_nz_count_launcher = Launcher(_nz_count, name="nonzero_count")
-_nz_write_launcher = Launcher(_nz_write, name="nonzero_write")
+_nz_count_launcher = Launcher(_nz_count, name="nonzero_count", compile_options=IEEE)
+_nz_write_launcher = Launcher(_nz_write, name="nonzero_write", compile_options=IEEE)
 
 
 def nonzero(x: TiArray) -> TiArray:
@@ -160,13 +160,13 @@ def nonzero(x: TiArray) -> TiArray:
     tpl = (cplx, float_bits(x._dtype))
     if n == 0:
         return empty_owned((x.ndim, 0), _dtypes.int64, dev)
-    get_spec(_nz_count_launcher, [i64, xk, i64], tpl, serial=serial, fm=False).launch(
+    _nz_count_launcher.spec([i64, xk, i64], tpl, serial=serial).launch(
         [flat_arg(part), span, meta_arg(meta), n, n_chunks, chunk]
     )
     nnz = _read_int(part, n_chunks)
     out = empty_owned((x.ndim, nnz), _dtypes.int64, dev)
     if nnz:
-        get_spec(_nz_write_launcher, [i64, i64, xk, i64], tpl, serial=serial, fm=False).launch(
+        _nz_write_launcher.spec([i64, i64, xk, i64], tpl, serial=serial).launch(
             [flat_arg(out), flat_arg(part), span, meta_arg(meta), n, n_chunks, chunk]
         )
     return out
@@ -285,9 +285,9 @@ def _uq_groups(
             counts[g] = e - s
 
 
-_uq_count_launcher = Launcher(_uq_count, name="unique_count")
-_uq_write_launcher = Launcher(_uq_write, name="unique_write")
-_uq_groups_launcher = Launcher(_uq_groups, name="unique_groups")
+_uq_count_launcher = Launcher(_uq_count, name="unique_count", compile_options=IEEE)
+_uq_write_launcher = Launcher(_uq_write, name="unique_write", compile_options=IEEE)
+_uq_groups_launcher = Launcher(_uq_groups, name="unique_groups", compile_options=IEEE)
 
 
 def unique(xf: TiArray, *, want_indices: bool, want_inverse: bool, want_counts: bool):
@@ -320,15 +320,13 @@ def unique(xf: TiArray, *, want_indices: bool, want_inverse: bool, want_counts: 
     i32 = (_dtypes.int32, 1, False)
     serial, n_chunks, chunk = _chunking(n, _uq_count_launcher, n * (xf._dtype.itemsize + 4))
     part = empty_owned((n_chunks + 1,), _dtypes.int64, dev)
-    get_spec(_uq_count_launcher, [i64, xk, i32], (cplx,), serial=serial, fm=False).launch(
+    _uq_count_launcher.spec([i64, xk, i32], (cplx,), serial=serial).launch(
         [flat_arg(part), flat_arg(xf), flat_arg(perm), n, n_chunks, chunk]
     )
     nu = _read_int(part, n_chunks)
     starts = empty_owned((nu,), _dtypes.int64, dev)
     inverse = empty_owned((n,), _dtypes.int64, dev) if want_inverse else dummy(_dtypes.int64, dev)
-    get_spec(
-        _uq_write_launcher, [i64, i64, i64, xk, i32], (cplx, want_inverse), serial=serial, fm=False
-    ).launch(
+    _uq_write_launcher.spec([i64, i64, i64, xk, i32], (cplx, want_inverse), serial=serial).launch(
         [
             flat_arg(starts),
             flat_arg(inverse),
@@ -343,12 +341,10 @@ def unique(xf: TiArray, *, want_indices: bool, want_inverse: bool, want_counts: 
     values = empty_owned((nu,), xf._dtype, dev)
     indices = empty_owned((nu,), _dtypes.int64, dev) if want_indices else dummy(_dtypes.int64, dev)
     counts = empty_owned((nu,), _dtypes.int64, dev) if want_counts else dummy(_dtypes.int64, dev)
-    get_spec(
-        _uq_groups_launcher,
+    _uq_groups_launcher.spec(
         [xk, i64, i64, i64, xk, i32],
         (cplx, want_indices, want_counts),
         serial=_uq_groups_launcher.use_serial(nu * 24),
-        fm=False,
     ).launch(
         [
             flat_arg(values),
@@ -417,7 +413,7 @@ def _searchsorted(
         out[t] = lo
 
 
-_ss_launcher = Launcher(_searchsorted, name="searchsorted")
+_ss_launcher = Launcher(_searchsorted, name="searchsorted", compile_options=IEEE)
 
 
 def searchsorted(out: TiArray, x1: TiArray, x2: TiArray, common: _dtypes.DType, right: bool, sorter) -> None:
@@ -440,13 +436,11 @@ def searchsorted(out: TiArray, x1: TiArray, x2: TiArray, common: _dtypes.DType, 
     meta = meta_array(o1, x1._strides[0], so, sst, o2, len(shape), *shape, *st2)
     M = x1._shape[0]
     n2 = out.size
-    spec = get_spec(
-        _ss_launcher,
+    spec = _ss_launcher.spec(
         [(_dtypes.int64, 1, False), (kernel_dtype(x1._dtype), 1, False), (sk, 1, False),
          (kernel_dtype(x2._dtype), 1, False), (_dtypes.int64, 1, False)],
         (bool(right), sorter is not None, kind, _dtypes.taichi_type(vt), _dtypes.taichi_type(kd)),
-        serial=_ss_launcher.use_serial(n2 * 8 * max(1, int(math.log2(max(M, 2))))),
-        fm=False,
+        serial=_ss_launcher.use_serial(n2 * 8 * max(1, int(math.log2(max(M, 2)))))
     )  # fmt: skip
     spec.launch([flat_arg(out), s1, ss, s2, meta_arg(meta), M, n2])
 
@@ -479,7 +473,7 @@ def _sub(
         out[t] = ti.cast(hi - lo, out_t)
 
 
-_sub_launcher = Launcher(_sub, name="diff")
+_sub_launcher = Launcher(_sub, name="diff", compile_options=IEEE)
 
 
 def forward_difference(x: TiArray, axis: int) -> TiArray:
@@ -505,12 +499,10 @@ def forward_difference(x: TiArray, axis: int) -> TiArray:
     else:
         ct = k
     n = out.size * (2 if cplx else 1)
-    spec = get_spec(
-        _sub_launcher,
+    spec = _sub_launcher.spec(
         [(k, 1, False), (k, 1, False), (_dtypes.int64, 1, False)],
         (_dtypes.taichi_type(ct), _dtypes.taichi_type(k)),
         serial=_sub_launcher.use_serial(n * 3 * k.itemsize),
-        fm=False,
     )
     spec.launch([flat_arg(out), span, meta_arg(meta), n])
     return out

@@ -28,10 +28,10 @@ import taichi as ti
 from .. import _dtypes
 from .._array_object import TiArray
 from .._interop import empty_owned
-from .._launch import Launcher
+from .._launch import IEEE, Launcher
 from .._views import collapse
 from ._strided import meta_arg, meta_array, span_arg
-from .reduce import dummy, get_spec, kernel_dtype
+from .reduce import dummy, kernel_dtype
 
 BLOCK = 8  # the first sorted runs: sorting networks in registers
 # Knuth's 19-comparator network for 8 elements (checked on all 0/1 inputs in the tests)
@@ -458,12 +458,12 @@ def _finish(
                 out[o] = ti.cast(idx[r * L + k], out_t)
 
 
-_load_launcher = Launcher(_load_sort, name="sort_load")
-_hist_launcher = Launcher(_radix_hist, name="radix_hist")
-_scan_launcher = Launcher(_radix_scan, name="radix_scan")
-_scatter_launcher = Launcher(_radix_scatter, name="radix_scatter")
-_rows_launcher = Launcher(_sort_rows, name="sort_rows")
-_finish_launcher = Launcher(_finish, name="sort_finish")
+_load_launcher = Launcher(_load_sort, name="sort_load", compile_options=IEEE)
+_hist_launcher = Launcher(_radix_hist, name="radix_hist", compile_options=IEEE)
+_scan_launcher = Launcher(_radix_scan, name="radix_scan", compile_options=IEEE)
+_scatter_launcher = Launcher(_radix_scatter, name="radix_scatter", compile_options=IEEE)
+_rows_launcher = Launcher(_sort_rows, name="sort_rows", compile_options=IEEE)
+_finish_launcher = Launcher(_finish, name="sort_finish", compile_options=IEEE)
 
 
 def key_kind(dtype: _dtypes.DType):
@@ -550,13 +550,11 @@ def sort_pairs(
         k2 = empty_owned((n,), kd, dev) if L > BLOCK else keys
         i2 = empty_owned((n,), _dtypes.int32, dev) if L > BLOCK and with_idx else idx
         o = ospan if out is not None else flat_arg(dummy(_dtypes.int32, dev))
-        spec = get_spec(
-            _rows_launcher,
-            [(ok, 1, False), kk, i32, kk, i32, (xk, 1, False), i32, (_dtypes.int64, 1, False)],
+        spec = _rows_launcher.spec(
+        [(ok, 1, False), kk, i32, kk, i32, (xk, 1, False), i32, (_dtypes.int64, 1, False)],
             (kind, _dtypes.taichi_type(vt), _dtypes.taichi_type(kd), _dtypes.taichi_type(ok), bool(descending),
              perm is not None, with_idx, with_idx, out is not None, not with_idx),
-            serial=serial,
-            fm=False,
+            serial=serial
         )  # fmt: skip
         spec.launch(
             [
@@ -573,24 +571,20 @@ def sort_pairs(
             ]
         )
         return keys, idx, R, L
-    spec = get_spec(
-        _load_launcher,
+    spec = _load_launcher.spec(
         [kk, i32, (xk, 1, False), i32, (_dtypes.int64, 1, False)],
         (kind, _dtypes.taichi_type(vt), _dtypes.taichi_type(kd), bool(descending), perm is not None, with_idx,
          with_idx),
-        serial=serial,
-        fm=False,
+        serial=serial
     )  # fmt: skip
     spec.launch([flat_arg(keys), flat_arg(idx), xspan, flat_arg(pm), meta_arg(meta), R, L, 4096])
     keys, idx = _radix(keys, idx, R, L, kd, serial, with_idx)
     if out is not None:
-        spec = get_spec(
-            _finish_launcher,
-            [(ok, 1, False), i32, kk, (_dtypes.int64, 1, False)],
+        spec = _finish_launcher.spec(
+        [(ok, 1, False), i32, kk, (_dtypes.int64, 1, False)],
             (not with_idx, _dtypes.taichi_type(ok), kind, _dtypes.taichi_type(vt), _dtypes.taichi_type(kd),
              bool(descending)),
-            serial=_finish_launcher.use_serial(n * (out._dtype.itemsize + 4)),
-            fm=False,
+            serial=_finish_launcher.use_serial(n * (out._dtype.itemsize + 4))
         )  # fmt: skip
         spec.launch([ospan, flat_arg(idx), flat_arg(keys), meta_arg(meta), R, L])
     return keys, idx, R, L
@@ -616,9 +610,9 @@ def _radix(keys, idx, R, L, kd, serial, with_idx):
     kt = _dtypes.taichi_type(kd)
     i32 = (_dtypes.int32, 1, False)
     kk = (kd, 1, False)
-    hist = get_spec(_hist_launcher, [i32, kk], (kt, bits), serial=serial, fm=False)
-    scan = get_spec(_scan_launcher, [i32, i32], (R <= 64, bits), serial=serial, fm=False)
-    scat = get_spec(_scatter_launcher, [kk, i32, kk, i32, i32], (kt, with_idx, bits), serial=serial, fm=False)
+    hist = _hist_launcher.spec([i32, kk], (kt, bits), serial=serial)
+    scan = _scan_launcher.spec([i32, i32], (R <= 64, bits), serial=serial)
+    scat = _scatter_launcher.spec([kk, i32, kk, i32, i32], (kt, with_idx, bits), serial=serial)
     k2 = empty_owned((n,), kd, dev)
     i2 = empty_owned((n,), _dtypes.int32, dev) if with_idx else idx
     src, dst = (keys, idx), (k2, i2)

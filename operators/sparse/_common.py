@@ -1,0 +1,44 @@
+"""Compile-time helpers shared by the sparse kernels.
+
+These are plain Python functions called inside ``ti.static(...)`` while Taichi compiles a
+kernel: they look at an ndarray argument's element type or at the running arch. They
+cost nothing at run time.
+
+No ``from __future__ import annotations`` here: kernels import from this module.
+"""
+
+import taichi as ti
+from taichi.lang import impl as _impl
+
+# Taichi's CPU backend splits a parallel range-for of N iterations into
+# ``num_threads`` chunks of ``max(ceil(N / num_threads), 512)`` iterations (taichi 1.7,
+# ``cpu_parallel_range_for``; ``ti.loop_config(block_dim=...)`` is ignored on the CPU).
+# A loop ``for s in range(nt * CHUNK)`` whose body only acts when ``s % CHUNK == 0``
+# therefore hands one "thread slot" to each worker. Correctness never depends on it: a
+# worker that receives two slots runs both.
+CHUNK = 512
+
+
+def is_bool(a) -> bool:
+    """Whether an ndarray argument holds booleans (passed as u8)."""
+    return a.get_type().element_type == ti.u8
+
+
+def is_i32(a) -> bool:
+    """Whether an ndarray argument holds int32 (index arrays: 32-bit comparisons suffice)."""
+    return a.get_type().element_type == ti.i32
+
+
+def ndim(a) -> int:
+    return len(a.shape)
+
+
+def on_gpu() -> bool:
+    """Whether kernels are being compiled for a GPU (atomics instead of private buffers)."""
+    arch = _impl.current_cfg().arch
+    return arch in (ti.cuda, ti.vulkan, ti.metal, ti.amdgpu, ti.opengl, ti.gles)
+
+
+def num_threads() -> int:
+    """Worker threads of Taichi's CPU thread pool."""
+    return int(_impl.current_cfg().cpu_max_num_threads)

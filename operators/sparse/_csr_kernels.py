@@ -1,0 +1,547 @@
+"""Taichi kernels of the CSR operators.
+
+Every kernel follows the operator convention of :class:`tiarray.Operator`: its parameters
+are the operator's inputs in order, then its outputs (zero-filled before the launch),
+then an optional ``scratch`` buffer (zero-filled, not returned), then the static
+(``ti.template()``) parameters named like the operator's keyword arguments.
+
+The matrix is ``A`` of shape ``(m, n)`` in CSR form (``weights``, ``indices``,
+``indptr``); ``weights`` has ndim 0 (one weight for every synapse, the "homogeneous"
+case) or ndim 1 (one per synapse). Sizes are read from the arrays, never from a
+template, so one compiled kernel serves every shape.
+
+Safety: every ``indptr`` range is clamped to ``[0, nnz]``; every column index is
+checked against the length of the array it addresses (scatters skip an invalid one,
+gathers clamp it into range branch-free, which keeps the row loop vectorised). Invalid
+connectivity thus gives wrong numbers (the Python layer rejects it with a clear error
+when values are concrete) but never an out-of-bounds read or write.
+
+CPU scatter kernels (``transpose=True``) run over ``nt`` row blocks, one per thread
+slot (see ``_common.CHUNK``): block 0 adds into ``out`` and block ``t > 0`` into row
+``t - 1`` of ``scratch`` (shape ``((nt - 1) * len(out),)``); a final loop adds the
+blocks up. An empty ``scratch`` means one block: the serial algorithm without the
+reduction. Plain (non-atomic) adds are used: each block owns its buffer. On GPUs the
+scatter is one thread per row with atomic adds and ``scratch`` is ignored.
+
+No ``from __future__ import annotations`` here: Taichi reads the annotations.
+"""
+
+import taichi as ti
+
+from ._common import CHUNK, is_bool, is_i32, ndim, num_threads, on_gpu
+
+# Columns of the dense operand handled together by the csrmm kernels (register block).
+CB = 8
+
+# ----------------------------------------------------------------------------- helpers
+
+
+@ti.func
+def _bounds(indptr: ti.template(), i, nnz):
+    """The clamped synapse range ``[a, b)`` of row ``i``."""
+    a = ti.cast(ti.min(ti.max(indptr[i], 0), nnz), ti.i32)
+    b = ti.cast(ti.min(ti.max(indptr[i + 1], 0), nnz), ti.i32)
+    return a, ti.max(a, b)
+
+
+@ti.func
+def _valid(k, n):
+    """Whether the column index ``k`` (any integer type) addresses ``[0, n)``."""
+    return (k >= 0) and (k < n)
+
+
+@ti.func
+def _split_rows(indptr: ti.template(), n_rows, nnz, t, nt):
+    """First row of block ``t`` of ``nt`` blocks holding about ``nnz / nt`` synapses each."""
+    r = 0
+    if t >= nt:
+        r = n_rows
+    elif t > 0:
+        target = ti.cast(ti.cast(nnz, ti.i64) * t // nt, ti.i64)
+        lo = 0
+        hi = n_rows
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ti.cast(indptr[mid], ti.i64) < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        r = lo
+    return r
+
+
+# ----------------------------------------------------------------------------- csrmv
+
+
+@ti.func
+def _clamp_index(indices: ti.template(), j, n_in):
+    """``indices[j]`` clamped into ``[0, n_in)`` (``n_in > 0``), branch-free so the gather vectorises.
+
+    Valid indices are unchanged; an invalid one (possible only where values were not
+    validated, e.g. under ``jax.jit``) reads an arbitrary valid element instead of memory
+    outside the array. int32 indices are compared as u32 (negative ones become huge):
+    32-bit lanes, twice as many per vector as the u64 comparison int64 indices need.
+    """
+    r = 0
+    if ti.static(is_i32(indices)):
+        r = ti.cast(ti.min(ti.cast(indices[j], ti.u32), ti.cast(n_in - 1, ti.u32)), ti.i32)
+    else:
+        r = ti.cast(ti.min(ti.cast(indices[j], ti.u64), ti.cast(n_in - 1, ti.u64)), ti.i32)
+    return r
+
+
+@ti.func
+def _as_value(vector: ti.template(), k, dt: ti.template()):
+    """``vector[k]`` as a number of type ``dt``; bool (u8) events count as 0/1."""
+    r = ti.cast(0, dt)
+    if ti.static(is_bool(vector)):
+        r = ti.cast(vector[k] != 0, dt)
+    else:
+        r = ti.cast(vector[k], dt)
+    return r
+
+
+@ti.func
+def _gather_row(weights: ti.template(), indices: ti.template(), vector: ti.template(), a, b, n_in):
+    """``sum_j A[i, j] * vector[j]`` over the synapses ``[a, b)`` of one row.
+
+    Bool events are used as 0/1 numbers (``w * 1`` and ``w * 0``), which makes the result
+    equal to ``csrmv`` on the float version of the events. The kernels that call this are
+    compiled with ``fast_math`` (``csrmv_kernel``'s Operators): LLVM then vectorises the
+    sum across the loop (1.3-1.9x; the order of the additions changes, not their set).
+    A homogeneous weight multiplies the row sum once and reads no weight array.
+    """
+    dt = weights.get_type().element_type
+    res = ti.cast(0, dt)
+    if n_in > 0:
+        acc = ti.cast(0, dt)
+        for j in range(a, b):
+            if ti.static(ndim(weights) == 0):
+                acc += _as_value(vector, _clamp_index(indices, j, n_in), dt)
+            else:
+                acc += weights[j] * _as_value(vector, _clamp_index(indices, j, n_in), dt)
+        if ti.static(ndim(weights) == 0):
+            res = weights[None] * acc
+        else:
+            res = acc
+    return res
+
+
+@ti.real_func
+def _scatter_row(
+    weights: ti.types.ndarray(ndim=1),
+    indices: ti.types.ndarray(ndim=1),
+    target: ti.types.ndarray(ndim=1),
+    off: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n_out: ti.i32,
+    scale: ti.f64,
+):
+    """``target[off + k] += weights[j] * scale`` over the synapses ``[a, b)`` of one row.
+
+    A real function (compiled as its own LLVM function): the array pointers arrive in
+    registers. Inlined into the kernel, every store to ``target`` would force reloading
+    the three array pointers from the argument buffer (LLVM cannot prove they do not
+    alias), which costs about 30% of the scatter.
+    """
+    sc = ti.cast(scale, weights.get_type().element_type)
+    for j in range(a, b):
+        k = indices[j]
+        if k >= 0 and k < n_out:
+            x = off + ti.cast(k, ti.i32)
+            target[x] = target[x] + weights[j] * sc
+
+
+@ti.real_func
+def _scatter_row_homo(
+    indices: ti.types.ndarray(ndim=1),
+    target: ti.types.ndarray(ndim=1),
+    off: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n_out: ti.i32,
+    value: ti.f64,
+):
+    """``target[off + k] += value`` over the synapses ``[a, b)`` of one row (one shared weight)."""
+    v = ti.cast(value, target.get_type().element_type)
+    for j in range(a, b):
+        k = indices[j]
+        if k >= 0 and k < n_out:
+            x = off + ti.cast(k, ti.i32)
+            target[x] = target[x] + v
+
+
+@ti.func
+def _scatter_rows(weights: ti.template(), indices: ti.template(), indptr: ti.template(), vector: ti.template(),
+                  target: ti.template(), off, lo, hi, n_out, nnz):  # fmt: skip
+    """``target[off + k] += A[i, k] * vector[i]`` for the rows ``[lo, hi)`` with ``vector[i] != 0``.
+
+    Runs inside one thread slot: plain (non-atomic) read-modify-writes.
+    """
+    for i in range(lo, hi):
+        vi = vector[i]
+        if vi != 0:
+            a, b = _bounds(indptr, i, nnz)
+            scale = ti.cast(1, weights.get_type().element_type)
+            if ti.static(not is_bool(vector)):
+                scale = ti.cast(vi, weights.get_type().element_type)
+            if ti.static(ndim(weights) == 0):
+                _scatter_row_homo(indices, target, off, a, b, n_out, ti.cast(weights[None] * scale, ti.f64))
+            else:
+                _scatter_row(weights, indices, target, off, a, b, n_out, ti.cast(scale, ti.f64))
+
+
+@ti.kernel
+def csrmv_kernel(
+    weights: ti.types.ndarray(),
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    vector: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=1),
+    scratch: ti.types.ndarray(ndim=1),
+    transpose: ti.template(),
+):
+    """``out = A @ vector`` (``transpose=False``) or ``out = A.T @ vector`` (``True``).
+
+    ``vector`` is bool (u8: a synapse counts when its event is nonzero) or float (the
+    value weights the synapse); rows whose ``vector`` entry is zero are skipped when
+    scattering. Shared by ``csrmv`` and ``event_csrmv``.
+    """
+    nnz = indices.shape[0]
+    if ti.static(not transpose):
+        n_in = vector.shape[0]
+        n_rows = ti.min(out.shape[0], indptr.shape[0] - 1)
+        for i in range(n_rows):
+            a, b = _bounds(indptr, i, nnz)
+            out[i] = _gather_row(weights, indices, vector, a, b, n_in)
+    else:
+        n_out = out.shape[0]
+        n_rows = ti.min(vector.shape[0], indptr.shape[0] - 1)
+        if ti.static(on_gpu()):
+            for i in range(n_rows):
+                vi = vector[i]
+                if vi != 0:
+                    a, b = _bounds(indptr, i, nnz)
+                    scale = ti.cast(1, weights.get_type().element_type)
+                    if ti.static(not is_bool(vector)):
+                        scale = ti.cast(vi, weights.get_type().element_type)
+                    for j in range(a, b):
+                        k = indices[j]
+                        if _valid(k, n_out):
+                            if ti.static(ndim(weights) == 0):
+                                ti.atomic_add(out[ti.cast(k, ti.i32)], weights[None] * scale)
+                            else:
+                                ti.atomic_add(out[ti.cast(k, ti.i32)], weights[j] * scale)
+        else:
+            nt = 1
+            if n_out > 0:
+                nt = scratch.shape[0] // n_out + 1
+            for s in range(nt * CHUNK):
+                if s % CHUNK == 0:
+                    t = s // CHUNK
+                    lo = _split_rows(indptr, n_rows, nnz, t, nt)
+                    hi = ti.max(lo, _split_rows(indptr, n_rows, nnz, t + 1, nt))
+                    if t == 0:
+                        _scatter_rows(weights, indices, indptr, vector, out, 0, lo, hi, n_out, nnz)
+                    else:
+                        _scatter_rows(
+                            weights, indices, indptr, vector, scratch, (t - 1) * n_out, lo, hi, n_out, nnz
+                        )
+            for k in range(ti.select(nt > 1, n_out, 0)):
+                acc = out[k]
+                for t in range(1, nt):
+                    acc += scratch[(t - 1) * n_out + k]
+                out[k] = acc
+
+
+# ----------------------------------------------------------------------------- csrmm
+
+
+@ti.func
+def _mm_value(wj, m, wdt: ti.template(), boolean: ti.template()):
+    r = ti.cast(0, wdt)
+    if ti.static(boolean):
+        r = ti.select(m != 0, wj, ti.cast(0, wdt))
+    else:
+        r = wj * ti.cast(m, wdt)
+    return r
+
+
+@ti.kernel
+def csrmm_kernel(
+    weights: ti.types.ndarray(),
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    matrix: ti.types.ndarray(ndim=2),
+    out: ti.types.ndarray(ndim=2),
+    scratch: ti.types.ndarray(ndim=1),
+    transpose: ti.template(),
+):
+    """``out = A @ matrix`` or ``out = A.T @ matrix`` for a dense ``matrix`` of shape ``(., K)``.
+
+    ``matrix`` may be bool (a batch of event vectors, one per column). The gather handles
+    ``CB`` columns at a time in registers. The CPU scatter works column by column, each an
+    event scatter (only the rows whose entry is nonzero) into a contiguous column of
+    ``scratch`` (``K * len(out)`` elements, column-major, zero-filled), with the columns
+    split between threads; a last loop transposes ``scratch`` into ``out``. Scattering into
+    the ``(n, K)`` output directly writes one cache line per synapse and column.
+    """
+    nnz = indices.shape[0]
+    K = matrix.shape[1]
+    nb = (K + CB - 1) // CB
+    boolean = ti.static(is_bool(matrix))
+    if ti.static(not transpose):
+        n_in = matrix.shape[0]
+        n_rows = ti.min(out.shape[0], indptr.shape[0] - 1)
+        for i in range(n_rows):
+            a, b = _bounds(indptr, i, nnz)
+            for cb in range(nb):
+                c0 = cb * CB
+                acc = ti.Vector.zero(weights.get_type().element_type, CB)
+                if c0 + CB <= K:
+                    for j in range(a, b):
+                        k = indices[j]
+                        if _valid(k, n_in):
+                            kk = ti.cast(k, ti.i32)
+                            wj = ti.cast(0, weights.get_type().element_type)
+                            if ti.static(ndim(weights) == 0):
+                                wj = weights[None]
+                            else:
+                                wj = weights[j]
+                            for c in ti.static(range(CB)):
+                                acc[c] += _mm_value(
+                                    wj, matrix[kk, c0 + c], weights.get_type().element_type, boolean
+                                )
+                    for c in ti.static(range(CB)):
+                        out[i, c0 + c] = acc[c]
+                else:
+                    for j in range(a, b):
+                        k = indices[j]
+                        if _valid(k, n_in):
+                            kk = ti.cast(k, ti.i32)
+                            wj = ti.cast(0, weights.get_type().element_type)
+                            if ti.static(ndim(weights) == 0):
+                                wj = weights[None]
+                            else:
+                                wj = weights[j]
+                            for c in ti.static(range(CB)):
+                                if c0 + c < K:
+                                    acc[c] += _mm_value(
+                                        wj, matrix[kk, c0 + c], weights.get_type().element_type, boolean
+                                    )
+                    for c in ti.static(range(CB)):
+                        if c0 + c < K:
+                            out[i, c0 + c] = acc[c]
+    else:
+        n_out = out.shape[0]
+        n_rows = ti.min(matrix.shape[0], indptr.shape[0] - 1)
+        if ti.static(on_gpu()):
+            for i, c in ti.ndrange(n_rows, K):
+                m = matrix[i, c]
+                if m != 0:
+                    a, b = _bounds(indptr, i, nnz)
+                    for j in range(a, b):
+                        k = indices[j]
+                        if _valid(k, n_out):
+                            wj = ti.cast(0, weights.get_type().element_type)
+                            if ti.static(ndim(weights) == 0):
+                                wj = weights[None]
+                            else:
+                                wj = weights[j]
+                            ti.atomic_add(
+                                out[ti.cast(k, ti.i32), c],
+                                _mm_value(wj, m, weights.get_type().element_type, boolean),
+                            )
+        else:
+            nt = ti.min(ti.static(num_threads()), K)
+            for s in range(nt * CHUNK):
+                if s % CHUNK == 0:
+                    t = s // CHUNK
+                    for c in range(t * K // nt, (t + 1) * K // nt):
+                        for i in range(n_rows):
+                            m = matrix[i, c]
+                            if m != 0:
+                                a, b = _bounds(indptr, i, nnz)
+                                scale = ti.cast(1, weights.get_type().element_type)
+                                if ti.static(not boolean):
+                                    scale = ti.cast(m, weights.get_type().element_type)
+                                if ti.static(ndim(weights) == 0):
+                                    _scatter_row_homo(indices, scratch, c * n_out, a, b, n_out,
+                                                      ti.cast(weights[None] * scale, ti.f64))  # fmt: skip
+                                else:
+                                    _scatter_row(
+                                        weights,
+                                        indices,
+                                        scratch,
+                                        c * n_out,
+                                        a,
+                                        b,
+                                        n_out,
+                                        ti.cast(scale, ti.f64),
+                                    )
+            for k in range(n_out):
+                for c in range(K):
+                    out[k, c] = scratch[c * n_out + k]
+
+
+# ----------------------------------------------------------------------------- sddmm
+
+
+@ti.kernel
+def csr_sddmm_kernel(
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    a: ti.types.ndarray(),
+    b: ti.types.ndarray(),
+    out: ti.types.ndarray(ndim=1),
+):
+    """``out[j] = sum_c a[row(j), c] * b[indices[j], c]`` (1-D ``a``, ``b``: ``a[row(j)] * b[indices[j]]``).
+
+    The sampled dense-dense product: the gradient of a CSR product with respect to its
+    per-synapse weights. Synapses with an invalid column index get 0.
+    """
+    nnz = indices.shape[0]
+    n_rows = ti.min(a.shape[0], indptr.shape[0] - 1)
+    n_b = b.shape[0]
+    for i in range(n_rows):
+        lo, hi = _bounds(indptr, i, nnz)
+        for j in range(lo, hi):
+            k = indices[j]
+            r = ti.cast(0, out.get_type().element_type)
+            if _valid(k, n_b):
+                kk = ti.cast(k, ti.i32)
+                if ti.static(ndim(a) == 1):
+                    r = ti.cast(a[i], out.get_type().element_type) * ti.cast(
+                        b[kk], out.get_type().element_type
+                    )
+                else:
+                    for c in range(a.shape[1]):
+                        r += ti.cast(a[i, c], out.get_type().element_type) * ti.cast(
+                            b[kk, c], out.get_type().element_type
+                        )
+            out[j] = r
+
+
+# ----------------------------------------------------------------------------- conversions
+
+
+@ti.kernel
+def csr_to_dense_kernel(
+    weights: ti.types.ndarray(),
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=2),
+):
+    """``out[i, indices[j]] += weights[j]`` (duplicates add up, like SciPy)."""
+    nnz = indices.shape[0]
+    n_rows = ti.min(out.shape[0], indptr.shape[0] - 1)
+    n_cols = out.shape[1]
+    for i in range(n_rows):
+        a, b = _bounds(indptr, i, nnz)
+        for j in range(a, b):
+            k = indices[j]
+            if _valid(k, n_cols):
+                kk = ti.cast(k, ti.i32)
+                if ti.static(ndim(weights) == 0):
+                    out[i, kk] = out[i, kk] + weights[None]
+                else:
+                    out[i, kk] = out[i, kk] + weights[j]
+
+
+@ti.kernel
+def csr_sample_kernel(
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    dense: ti.types.ndarray(ndim=2),
+    out: ti.types.ndarray(ndim=1),
+):
+    """``out[j] = dense[row(j), indices[j]]``: the transpose of ``csr_to_dense`` in the weights
+    (synapses with an invalid column index get 0)."""
+    nnz = indices.shape[0]
+    n_rows = ti.min(dense.shape[0], indptr.shape[0] - 1)
+    n_cols = dense.shape[1]
+    for i in range(n_rows):
+        a, b = _bounds(indptr, i, nnz)
+        for j in range(a, b):
+            k = indices[j]
+            r = ti.cast(0, out.get_type().element_type)
+            if _valid(k, n_cols):
+                r = ti.cast(dense[i, ti.cast(k, ti.i32)], out.get_type().element_type)
+            out[j] = r
+
+
+@ti.kernel
+def dense_row_counts_kernel(dense: ti.types.ndarray(ndim=2), counts: ti.types.ndarray(ndim=1)):
+    """``counts[i]`` = number of nonzero entries in row ``i``."""
+    for i in range(dense.shape[0]):
+        c = 0
+        for k in range(dense.shape[1]):
+            if dense[i, k] != 0:
+                c += 1
+        counts[i] = c
+
+
+@ti.kernel
+def dense_to_csr_fill_kernel(
+    dense: ti.types.ndarray(ndim=2),
+    indptr: ti.types.ndarray(ndim=1),
+    weights: ti.types.ndarray(ndim=1),
+    indices: ti.types.ndarray(ndim=1),
+):
+    """Write the nonzero entries of each row at ``indptr[i]`` (column order)."""
+    for i in range(dense.shape[0]):
+        p = ti.cast(indptr[i], ti.i32)
+        for k in range(dense.shape[1]):
+            x = dense[i, k]
+            if x != 0:
+                weights[p] = ti.cast(x, weights.get_type().element_type)
+                indices[p] = ti.cast(k, indices.get_type().element_type)
+                p += 1
+
+
+@ti.kernel
+def csr_col_counts_kernel(
+    indices: ti.types.ndarray(ndim=1), indptr: ti.types.ndarray(ndim=1), counts: ti.types.ndarray(ndim=1)
+):
+    """``counts[c]`` = synapses in column ``c`` (pass 1 of ``csr_transpose``)."""
+    nnz = indices.shape[0]
+    n_cols = counts.shape[0]
+    n_rows = indptr.shape[0] - 1
+    ti.loop_config(serialize=True)
+    for i in range(n_rows):
+        a, b = _bounds(indptr, i, nnz)
+        for j in range(a, b):
+            k = indices[j]
+            if _valid(k, n_cols):
+                kk = ti.cast(k, ti.i32)
+                counts[kk] = counts[kk] + 1
+
+
+@ti.kernel
+def csr_transpose_fill_kernel(
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    indptr_t: ti.types.ndarray(ndim=1),
+    indices_t: ti.types.ndarray(ndim=1),
+    perm: ti.types.ndarray(ndim=1),
+    cursor: ti.types.ndarray(ndim=1),
+):
+    """Pass 2 of ``csr_transpose``: rows in increasing order within each column (serial, stable)."""
+    nnz = indices.shape[0]
+    n_cols = indptr_t.shape[0] - 1
+    n_rows = indptr.shape[0] - 1
+    nnz_t = indices_t.shape[0]
+    ti.loop_config(serialize=True)
+    for i in range(n_rows):
+        a, b = _bounds(indptr, i, nnz)
+        for j in range(a, b):
+            k = indices[j]
+            if _valid(k, n_cols):
+                kk = ti.cast(k, ti.i32)
+                p = ti.cast(indptr_t[kk], ti.i64) + ti.cast(cursor[kk], ti.i64)
+                if p >= 0 and p < nnz_t:
+                    pp = ti.cast(p, ti.i32)
+                    indices_t[pp] = ti.cast(i, indices_t.get_type().element_type)
+                    perm[pp] = ti.cast(j, perm.get_type().element_type)
+                cursor[kk] = cursor[kk] + 1

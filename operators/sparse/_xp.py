@@ -1,0 +1,238 @@
+"""The few framework-specific array calls the sparse operators and their rules need.
+
+The rules receive the arrays of whichever framework called the operator (NumPy, torch,
+JAX arrays or tracers, CuPy, TiArray). Most of what they do works on all of them
+(``*``, ``+``, ``.reshape``, ``.sum()``); the rest is here: making constants of the
+caller's framework, converting dtypes, moving axes, reading concrete values on the host.
+Frameworks are imported only when an array of theirs is seen.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from tiarray import _dtypes
+from tiarray._detect import framework_of, is_jax_tracer
+
+__all__ = [
+    "fw_of",
+    "dtype_of",
+    "astype",
+    "full",
+    "moveaxis",
+    "stack",
+    "cumsum",
+    "host",
+    "from_numpy",
+    "is_traced",
+]
+
+
+def fw_of(*arrays) -> str:
+    """The framework of a call's arrays (``"numpy"`` when none is an array)."""
+    fw = None
+    for a in arrays:
+        f = framework_of(a)
+        if f is None or f == fw:
+            continue
+        if fw is None or (fw == "numpy" and f == "jax"):
+            fw = f
+    return fw or "numpy"
+
+
+_DT: dict = {}
+
+
+def dtype_of(x) -> _dtypes.DType:
+    """The tiarray dtype of any framework's array (or of a ShapeDtype / UndefinedPrimal)."""
+    d = x.dtype
+    r = _DT.get(d)
+    if r is None:
+        r = d if isinstance(d, _dtypes.DType) else _dtypes.to_dtype(d)
+        _DT[d] = r
+    return r
+
+
+def _np_dtype(dtype) -> np.dtype:
+    if isinstance(dtype, _dtypes.DType):
+        return dtype.numpy
+    if isinstance(dtype, np.dtype):
+        return dtype
+    return _dtypes.to_dtype(dtype).numpy
+
+
+def astype(x, dtype):
+    """``x`` converted to ``dtype`` (a no-op when it has it already)."""
+    npd = _np_dtype(dtype)
+    fw = framework_of(x)
+    if fw == "torch":
+        import torch
+
+        td = getattr(torch, _dtypes.from_numpy_dtype(npd).name)
+        return x if x.dtype == td else x.to(td)
+    if fw == "tiarray":
+        import tiarray as ta
+
+        return x if x.dtype.numpy == npd else ta.astype(x, _dtypes.from_numpy_dtype(npd))
+    if x.dtype == npd:
+        return x
+    return x.astype(npd)
+
+
+def full(shape, value, dtype, like):
+    """An array of ``like``'s framework (and device) filled with ``value``."""
+    npd = _np_dtype(dtype)
+    fw = framework_of(like)
+    if fw == "torch":
+        import torch
+
+        td = getattr(torch, _dtypes.from_numpy_dtype(npd).name)
+        return torch.full(tuple(shape), value, dtype=td, device=like.device)
+    if fw == "jax":
+        import jax.numpy as jnp
+
+        return jnp.full(tuple(shape), value, dtype=npd)
+    if fw == "cupy":
+        import cupy
+
+        return cupy.full(tuple(shape), value, dtype=npd)
+    if fw == "tiarray":
+        import tiarray as ta
+
+        return ta.full(tuple(shape), value, dtype=_dtypes.from_numpy_dtype(npd), device=like.device)
+    return np.full(tuple(shape), value, dtype=npd)
+
+
+def moveaxis(x, src: int, dst: int):
+    if framework_of(x) == "torch":
+        return x.movedim(src, dst)
+    if framework_of(x) == "jax":
+        import jax.numpy as jnp
+
+        return jnp.moveaxis(x, src, dst)
+    if framework_of(x) == "cupy":
+        import cupy
+
+        return cupy.moveaxis(x, src, dst)
+    if framework_of(x) == "tiarray":
+        import tiarray as ta
+
+        return ta.moveaxis(x, src, dst)
+    return np.moveaxis(x, src, dst)
+
+
+def stack(xs, axis: int = 0):
+    fw = framework_of(xs[0])
+    if fw == "torch":
+        import torch
+
+        return torch.stack(list(xs), dim=axis)
+    if fw == "jax":
+        import jax.numpy as jnp
+
+        return jnp.stack(list(xs), axis=axis)
+    if fw == "cupy":
+        import cupy
+
+        return cupy.stack(list(xs), axis=axis)
+    if fw == "tiarray":
+        import tiarray as ta
+
+        return ta.stack(list(xs), axis=axis)
+    return np.stack(list(xs), axis=axis)
+
+
+def is_traced(x) -> bool:
+    """Whether ``x`` has no concrete value here (a JAX tracer, a torch fake/traced tensor)."""
+    if is_jax_tracer(x):
+        return True
+    if framework_of(x) == "torch":
+        torch = sys.modules["torch"]
+        if torch.compiler.is_compiling():
+            return True
+        sub = getattr(torch._subclasses, "FakeTensor", None) if hasattr(torch, "_subclasses") else None
+        if sub is not None and isinstance(x, sub):
+            return True
+        if type(x) is not torch.Tensor:
+            return True  # functorch wrappers, other subclasses: do not read values
+        try:
+            torch._C._functorch.is_functorch_wrapped_tensor  # noqa: B018
+            if torch._C._functorch.is_functorch_wrapped_tensor(x):
+                return True
+        except AttributeError:  # pragma: no cover - older torch
+            pass
+    return False
+
+
+def host(x):
+    """A NumPy array with the values of ``x`` (a view where the memory is on the host), or
+    ``None`` when ``x`` has no concrete value (traced)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if is_traced(x):
+        return None
+    fw = framework_of(x)
+    if fw == "torch":
+        return x.detach().resolve_conj().resolve_neg().cpu().numpy()
+    if fw == "cupy":
+        return x.get()
+    if fw in ("jax", "tiarray"):
+        return np.asarray(x)
+    return np.asarray(x)
+
+
+def from_numpy(a: np.ndarray, like):
+    """``a`` as an array of ``like``'s framework and device (NumPy results of eager helpers)."""
+    fw = framework_of(like)
+    if fw in (None, "numpy"):
+        return a
+    if fw == "torch":
+        import torch
+
+        return torch.from_numpy(np.ascontiguousarray(a)).to(like.device)
+    if fw == "jax":
+        import jax.numpy as jnp
+
+        return jnp.asarray(a)
+    if fw == "cupy":
+        import cupy
+
+        return cupy.asarray(a)
+    if fw == "tiarray":
+        import tiarray as ta
+
+        return ta.asarray(a, device=like.device)
+    return a
+
+
+def host_op(op, *args, **static):
+    """Run an Operator on host NumPy arrays (the eager helpers' passes): directly when Taichi
+    runs on the CPU, through TiArrays on Taichi's device otherwise; NumPy results."""
+    from tiarray import _runtime
+
+    _runtime.ensure_init()
+    if _runtime.is_cpu():
+        return op(*args, **static)
+    import tiarray as ta
+
+    dev = _runtime.current_device()
+    res = op(*[ta.asarray(np.ascontiguousarray(a), device=dev) if isinstance(a, np.ndarray) else a for a in args],
+             **static)  # fmt: skip
+    if isinstance(res, tuple):
+        return tuple(np.asarray(r) for r in res)
+    return np.asarray(res)
+
+
+def cumsum(x):
+    fw = framework_of(x)
+    if fw == "torch":
+        import torch
+
+        return torch.cumsum(x, 0)
+    if fw == "jax":
+        import jax.numpy as jnp
+
+        return jnp.cumsum(x)
+    return np.cumsum(x)

@@ -1,0 +1,151 @@
+"""Shared helpers of the sparse operator tests: random CSR matrices, dense references."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
+os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
+
+import numpy as np  # noqa: E402
+
+
+def random_csr(
+    m, n, density, rng, *, wdtype=np.float64, index_dtype=np.int32, duplicates=True, empty_rows=True
+):
+    """A random CSR matrix ``(weights, indices, indptr)`` and its dense float64 twin.
+
+    Rows get a binomial number of synapses; with ``duplicates`` some rows repeat a column
+    (CSR allows it: the entries add up); with ``empty_rows`` about a tenth of the rows
+    are empty.
+    """
+    counts = rng.binomial(n, density, size=m) if n else np.zeros(m, np.int64)
+    if empty_rows and m:
+        counts[rng.random(m) < 0.1] = 0
+    rows = []
+    for i in range(m):
+        c = int(counts[i])
+        if c and duplicates and rng.random() < 0.2:
+            cols = rng.integers(0, n, size=c)
+        else:
+            cols = np.sort(rng.choice(n, size=min(c, n), replace=False)) if n else np.zeros(0, np.int64)
+        rows.append(cols)
+    indptr = np.zeros(m + 1, index_dtype)
+    indptr[1:] = np.cumsum([len(r) for r in rows]) if m else []
+    indices = (np.concatenate(rows) if rows else np.zeros(0)).astype(index_dtype)
+    weights = rng.standard_normal(indices.shape[0]).astype(wdtype)
+    dense = np.zeros((m, n))
+    for i in range(m):
+        for j in range(indptr[i], indptr[i + 1]):
+            dense[i, indices[j]] += weights[j]
+    return weights, indices, indptr, dense
+
+
+def dense_of(weights, indices, indptr, shape):
+    """float64 dense matrix (homogeneous weights broadcast)."""
+    m, n = shape
+    d = np.zeros((m, n))
+    w = np.broadcast_to(np.asarray(weights, np.float64).reshape(-1), indices.shape)
+    for i in range(m):
+        for j in range(int(indptr[i]), int(indptr[i + 1])):
+            d[i, int(indices[j])] += w[j]
+    return d
+
+
+def events(n, rate, rng, kind):
+    """A bool spike vector or a float vector with zeros at the same rate."""
+    active = rng.random(n) < rate
+    if kind == "bool":
+        return active
+    vals = rng.standard_normal(n).astype(kind)
+    vals[~active] = 0
+    return vals
+
+
+def tol(dtype, scale=1.0):
+    """(rtol, atol) for a float32 or float64 result against a float64 reference."""
+    if np.dtype(dtype) == np.float32:
+        return 2e-5, 2e-5 * max(scale, 1.0)
+    return 1e-12, 1e-12 * max(scale, 1.0)
+
+
+@contextlib.contextmanager
+def parallel_mode(mode):
+    """Force the serial or the parallel (multi-block) kernels, whatever the size."""
+    from tiarray.operators.sparse import _policy
+
+    if mode == "serial":
+        old = _policy.set_thresholds(gather=1 << 62, scatter=1 << 62, jitc=1 << 62)
+    else:
+        old = _policy.set_thresholds(gather=0, scatter=0, jitc=0)
+    try:
+        yield
+    finally:
+        _policy.set_thresholds(**old)
+
+
+# ----------------------------------------------------------------------------- frameworks
+
+
+class NumpyFW:
+    """Converts test data to a framework's arrays and back (the NumPy one is the identity)."""
+
+    name = "numpy"
+
+    def arr(self, a):
+        return np.array(a)
+
+    def np(self, y):
+        assert isinstance(y, np.ndarray), type(y)
+        return y
+
+    def ctx(self):
+        return contextlib.nullcontext()
+
+
+class TorchFW(NumpyFW):
+    name = "torch"
+
+    def __init__(self, torch):
+        self.torch = torch
+
+    def arr(self, a):
+        return self.torch.from_numpy(np.array(a))
+
+    def np(self, y):
+        assert type(y) is self.torch.Tensor, type(y)
+        return y.detach().cpu().numpy()
+
+
+class JaxFW(NumpyFW):
+    name = "jax"
+
+    def __init__(self, jax):
+        self.jax = jax
+
+    def arr(self, a):
+        import jax.numpy as jnp
+
+        return jnp.asarray(np.array(a))
+
+    def np(self, y):
+        assert isinstance(y, self.jax.Array), type(y)
+        return np.asarray(y)
+
+    def ctx(self):
+        return self.jax.enable_x64(True)
+
+
+class CupyFW(NumpyFW):
+    name = "cupy"
+
+    def __init__(self, cupy):
+        self.cupy = cupy
+
+    def arr(self, a):
+        return self.cupy.asarray(np.array(a))
+
+    def np(self, y):
+        assert isinstance(y, self.cupy.ndarray), type(y)
+        return y.get()

@@ -1,0 +1,215 @@
+"""Bad input to the sparse operators: clear errors in eager calls, and kernels that never
+touch memory outside their arrays when values were not validated."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tiarray.operators.sparse as sp
+from _sparse_helpers import random_csr
+from tiarray.operators.sparse import _csr, _validate
+
+from tiarray import _dtypes
+
+
+@pytest.fixture
+def csr():
+    rng = np.random.default_rng(0)
+    w, idx, ptr, dense = random_csr(6, 8, 0.4, rng, duplicates=False)
+    return w, idx, ptr, dense
+
+
+OPS = [
+    ("event_csrmv", lambda n: np.ones(n, bool)),
+    ("csrmv", lambda n: np.ones(n)),
+    ("event_csrmm", lambda n: np.ones((n, 2), bool)),
+    ("csrmm", lambda n: np.ones((n, 2))),
+]
+
+
+@pytest.mark.parametrize("op,make", OPS)
+def test_shape_errors(op, make, csr):
+    w, idx, ptr, _ = csr
+    f = getattr(sp, op)
+    with pytest.raises(
+        ValueError, match=rf"{op}\(\): argument 'indptr' must have length shape\[0\] \+ 1 = 7, got 6"
+    ):
+        f(w, idx, ptr[:-1], make(8), shape=(6, 8))
+    with pytest.raises(
+        ValueError,
+        match=rf"{op}\(\): argument 'weights' must have shape \(\) or \(1,\).*\(nnz,\) = \({len(idx)},\), got \({len(idx) - 1},\)",
+    ):
+        f(w[:-1], idx, ptr, make(8), shape=(6, 8))
+    name = "events" if op.startswith("event") else ("vector" if op.endswith("mv") else "matrix")
+    with pytest.raises(
+        ValueError, match=rf"argument '{name}' must have length shape\[1\] \(transpose=False\) = 8, got 6"
+    ):
+        f(w, idx, ptr, make(6), shape=(6, 8))
+    with pytest.raises(
+        ValueError, match=rf"argument '{name}' must have length shape\[0\] \(transpose=True\) = 6, got 8"
+    ):
+        f(w, idx, ptr, make(8), shape=(6, 8), transpose=True)
+    with pytest.raises(TypeError, match=rf"{op}\(\): argument 'shape' must be a pair of ints"):
+        f(w, idx, ptr, make(8), shape=(6, 8, 1))
+    with pytest.raises(ValueError, match="non-negative"):
+        f(w, idx, ptr, make(8), shape=(-6, 8))
+
+
+def test_dtype_errors(csr):
+    w, idx, ptr, _ = csr
+    e = np.ones(8, bool)
+    with pytest.raises(
+        TypeError,
+        match=r"event_csrmv\(\): argument 'indices' must be an integer array \(int32 or int64\), got dtype float64",
+    ):
+        sp.event_csrmv(w, idx.astype(float), ptr, e, shape=(6, 8))
+    with pytest.raises(TypeError, match="argument 'indptr' must be an integer array"):
+        sp.event_csrmv(w, idx, ptr.astype(np.float32), e, shape=(6, 8))
+    with pytest.raises(TypeError, match="argument 'indices' must be an integer array"):
+        sp.event_csrmv(w, idx.astype(bool), ptr, e, shape=(6, 8))
+    with pytest.raises(TypeError, match="argument 'weights' must be float32 or float64, got dtype int64"):
+        sp.event_csrmv(w.astype(np.int64), idx, ptr, e, shape=(6, 8))
+    with pytest.raises(
+        TypeError, match="argument 'events' must be bool, float32 or float64, got dtype int32"
+    ):
+        sp.event_csrmv(w, idx, ptr, e.astype(np.int32), shape=(6, 8))
+    with pytest.raises(TypeError, match="argument 'vector' must be float32 or float64, got bool"):
+        sp.csrmv(w, idx, ptr, e, shape=(6, 8))
+    with pytest.raises(ValueError, match="argument 'events' must be 1-D"):
+        sp.event_csrmv(w, idx, ptr, np.ones((8, 1), bool), shape=(6, 8))
+    with pytest.raises(ValueError, match="argument 'indices' must be 1-D"):
+        sp.event_csrmv(w, idx.reshape(1, -1), ptr, e, shape=(6, 8))
+    with pytest.raises(TypeError, match="'transpose' must be a bool"):
+        sp.event_csrmv(w, idx, ptr, e, shape=(6, 8), transpose=1)
+
+
+def test_value_errors(csr):
+    w, idx, ptr, _ = csr
+    e = np.ones(8, bool)
+    bad = idx.copy()
+    bad[3] = 8
+    with pytest.raises(
+        IndexError,
+        match=r"event_csrmv\(\): argument 'indices' holds column index 8 at position 3, outside \[0, 8\)",
+    ):
+        sp.event_csrmv(w, bad, ptr, e, shape=(6, 8))
+    bad[3] = -1
+    with pytest.raises(IndexError, match="column index -1 at position 3"):
+        sp.event_csrmv(w, bad, ptr, e, shape=(6, 8), transpose=True and False)
+    p2 = ptr.copy()
+    p2[-1] += 1
+    with pytest.raises(
+        ValueError, match=rf"argument 'indptr' must start at 0 and end at nnz = len\(indices\) = {len(idx)}"
+    ):
+        sp.event_csrmv(w, idx, p2, e, shape=(6, 8))
+    p3 = ptr.copy()
+    p3[2], p3[3] = p3[3] + 1, p3[2]
+    with pytest.raises(ValueError, match=r"argument 'indptr' must be non-decreasing, got indptr\[2\]"):
+        sp.event_csrmv(w, idx, p3, e, shape=(6, 8))
+    p4 = ptr.copy()
+    p4[0] = 1
+    with pytest.raises(ValueError, match="must start at 0"):
+        sp.event_csrmv(w, idx, p4, e, shape=(6, 8))
+    big = idx.astype(np.int64)
+    big[0] = 2**33  # would alias a valid index if truncated to 32 bits
+    with pytest.raises(IndexError, match=f"column index {2**33}"):
+        sp.event_csrmv(w, big, ptr, e, shape=(6, 8))
+    with pytest.raises(ValueError, match="too large for int64"):
+        sp.event_csrmv(w, idx.astype(np.uint64) + np.uint64(2**63), ptr, e, shape=(6, 8))
+
+
+def test_values_are_checked_once_per_connectivity(csr, monkeypatch):
+    w, idx, ptr, dense = csr
+    e = np.ones(8, bool)
+    calls = []
+    real_diff = np.diff
+    monkeypatch.setattr(_validate.np, "diff", lambda *a, **k: calls.append(1) or real_diff(*a, **k))
+    sp.event_csrmv(w, idx, ptr, e, shape=(6, 8))
+    assert len(calls) == 1  # checked...
+    sp.event_csrmv(w, idx, ptr, e, shape=(6, 8), transpose=False)
+    sp.csrmv(w, idx, ptr, np.ones(8), shape=(6, 8))
+    assert len(calls) == 1  # ...and remembered for this pair of arrays
+    # another array with bad values is caught even though it has the same shape
+    bad = idx.copy()
+    bad[0] = 100
+    with pytest.raises(IndexError):
+        sp.event_csrmv(w, bad, ptr, e, shape=(6, 8))
+    # a different number of columns is a different check
+    with pytest.raises(IndexError):
+        sp.event_csrmv(w, idx, ptr, np.ones(3, bool), shape=(6, 3))
+    # a new array at a recycled id is checked again (the weak references are dead)
+    del bad
+    again = idx.copy()
+    again[1] = -3
+    with pytest.raises(IndexError):
+        sp.event_csrmv(w, again, ptr, e, shape=(6, 8))
+
+
+def _guarded(n, dtype, pad=64):
+    """A zeroed length-n view in the middle of a buffer filled with a sentinel."""
+    buf = np.full(n + 2 * pad, 12345.0, dtype)
+    buf[pad : pad + n] = 0
+    return buf, buf[pad : pad + n]
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_kernels_never_write_outside_their_arrays(transpose, blocks):
+    """Unvalidated garbage connectivity (as under jax.jit) must stay memory-safe."""
+    m, n = 10, 12
+    idx = np.array([0, -5, 11, 12, 2**31 - 1, -(2**31), 3, 1000, 5, 7], np.int32)
+    ptr = np.array([0, 3, 2, 9, 10**6, -4, 10, 10, 3, 10, 10], np.int32)  # decreasing, beyond nnz, negative
+    w = np.arange(1.0, 11.0, dtype=np.float32)
+    x = np.ones(m if transpose else n, bool)
+    n_out = n if transpose else m
+    buf, out = _guarded(n_out, np.float32)
+    sbuf, scratch = _guarded((blocks - 1) * n_out, np.float32)
+    spec = _csr._OPS["event_csrmv"]._launcher("cpu").spec(
+        [(_dtypes.float32, 1, False), (_dtypes.int32, 1, False), (_dtypes.int32, 1, False),
+         (_dtypes.bool, 1, False), (_dtypes.float32, 1, False), (_dtypes.float32, 1, False)],
+        (transpose,), serial=blocks == 1,
+    )  # fmt: skip
+
+    def arg(a):
+        return (a.ctypes.data, a.nbytes, a.shape)
+
+    spec.launch([arg(w), arg(idx), arg(ptr), arg(x), arg(out), arg(scratch)])
+    assert np.isfinite(out).all()
+    np.testing.assert_array_equal(buf[:64], 12345.0)
+    np.testing.assert_array_equal(buf[64 + n_out :], 12345.0)
+    np.testing.assert_array_equal(sbuf[:64], 12345.0)
+    np.testing.assert_array_equal(sbuf[64 + scratch.shape[0] :], 12345.0)
+
+
+def test_sddmm_and_dense_errors(csr):
+    w, idx, ptr, _ = csr
+    with pytest.raises(
+        ValueError, match=r"csr_sddmm\(\): argument 'a' must have length shape\[0\] = 6, got 5"
+    ):
+        sp.csr_sddmm(idx, ptr, np.ones(5), np.ones(8), shape=(6, 8))
+    with pytest.raises(ValueError, match="same number of columns"):
+        sp.csr_sddmm(idx, ptr, np.ones((6, 2)), np.ones((8, 3)), shape=(6, 8))
+    with pytest.raises(TypeError, match=r"csr_from_dense\(\): argument 'dense' must be float32 or float64"):
+        sp.csr_from_dense(np.ones((2, 2), np.int32))
+    with pytest.raises(ValueError, match="must be 2-D"):
+        sp.csr_from_dense(np.ones(3))
+    with pytest.raises(TypeError, match="index_dtype"):
+        sp.csr_from_dense(np.ones((2, 2)), index_dtype=np.int16)
+    with pytest.raises(TypeError, match="index_dtype"):
+        sp.fixed_prob_csr(3, 3, 0.5, 1, index_dtype=np.float32)
+
+
+def test_in_place_weight_updates_are_seen(csr):
+    w, idx, ptr, dense = csr
+    e = np.ones(8, bool)
+    for weights in (w.copy(), np.asarray([0.5]), np.asarray(0.5), w.copy()[::-1].copy()[::-1]):
+        y0 = sp.event_csrmv(weights, idx, ptr, e, shape=(6, 8))
+        weights *= 2  # plasticity: the same array, new values
+        y1 = sp.event_csrmv(weights, idx, ptr, e, shape=(6, 8))
+        np.testing.assert_allclose(y1, 2 * y0, rtol=1e-12)
+    # a non-contiguous weight array is copied for the kernel: updates are still seen
+    big = np.repeat(w, 2)
+    view = big[::2]
+    y0 = sp.event_csrmv(view, idx, ptr, e, shape=(6, 8))
+    big *= 3
+    np.testing.assert_allclose(sp.event_csrmv(view, idx, ptr, e, shape=(6, 8)), 3 * y0, rtol=1e-12)
