@@ -25,7 +25,6 @@ Modes (each configuration runs in fresh processes):
 
 Run: ``python benchmarks/bench_scaling.py`` (``--quick`` for a small network,
 ``--mode processes``, ``--devices 1,2,4``, ``--neurons-per-device``, ``--degree``).
-(No ``from __future__ import annotations`` here: the module defines a Taichi kernel.)
 """
 
 import argparse
@@ -58,57 +57,6 @@ def connectivity(n, k, seed=0):
     return weights, indices, indptr, drive
 
 
-def product():
-    """``event_csrmv`` once it is an Operator; until then a stand-in kernel of its signature."""
-    try:
-        import jax
-        import jax.numpy as jnp
-        from tiarray.operators.sparse import event_csrmv
-
-        i32 = jnp.int32
-        jax.eval_shape(  # it runs under JAX (an Operator, not the NumPy-only phase 1)
-            lambda: event_csrmv(
-                jnp.ones(1),
-                jnp.zeros(1, i32),
-                jnp.array([0, 1], i32),
-                jnp.ones(1, bool),
-                shape=(1, 1),
-                transpose=True,
-            )
-        )
-        return event_csrmv, "tiarray.operators.sparse.event_csrmv"
-    except Exception:
-        pass
-    return _standin(), "stand-in CSR scatter kernel (event_csrmv is not a JAX operator here yet)"
-
-
-def _standin():
-    import taichi as ti
-
-    import tiarray as ta
-
-    nd = ti.types.ndarray
-
-    @ti.kernel
-    def _scatter(w: nd(ndim=1), idx: nd(ndim=1), ptr: nd(ndim=1), e: nd(ndim=1), out: nd(ndim=1)):
-        for r in range(ptr.shape[0] - 1):
-            if e[r] != 0:
-                for j in range(ptr[r], ptr[r + 1]):
-                    ti.atomic_add(out[idx[j]], w[j])
-
-    op = ta.Operator(
-        "bench_scaling_scatter",
-        kernel=_scatter,
-        outs=lambda w, i, p, e, shape, transpose: ta.ShapeDtype((shape[1],), w.dtype),
-    )
-
-    def event_csrmv(weights, indices, indptr, events, *, shape, transpose=False):
-        assert transpose
-        return op(weights, indices, indptr, events, shape=tuple(shape), transpose=True)
-
-    return event_csrmv
-
-
 def _lif(v, current, drive):
     import jax.numpy as jnp
 
@@ -124,8 +72,8 @@ def build(n, k, steps, mesh, plain=False):
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
     from tiarray.operators.distributed import block_csrmv, partition_csr_rows
+    from tiarray.operators.sparse import event_csrmv as op
 
-    op, _ = product()
     w, i, p, drive = connectivity(n, k)
     if plain:
         wj, ij, pj, dj = (jnp.asarray(a) for a in (w, i, p, drive))
@@ -340,7 +288,9 @@ def main():
         r = run_config(a, d, dmax * n0)
         t1_strong = r["best"] if d == 1 else t1_strong
         rows_strong.append((d, dmax * n0, r))
-    print(f"\nplatform: {plain['platform']} ({plain['device']}); product: {_product_label()}")
+    print(
+        f"\nplatform: {plain['platform']} ({plain['device']}); product: tiarray.operators.sparse.event_csrmv"
+    )
 
     def table(title, rows, t1, eff, base):
         out = []
@@ -397,16 +347,6 @@ def main():
             f" this machine has {os.cpu_count()} CPUs: the tables show the cost of the sharded program"
             " (collectives, padding, launches), not a speed-up. Use --mode processes, or GPUs."
         )
-
-
-def _product_label():
-    code = f"import sys; sys.path.insert(0, {HERE!r}); import bench_scaling as b; print(b.product()[1])"
-    try:
-        return subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
-        ).stdout.strip()
-    except Exception:
-        return "?"
 
 
 if __name__ == "__main__":

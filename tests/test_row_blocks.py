@@ -8,8 +8,9 @@ import re
 
 import numpy as np
 import pytest
-from _csr_standin import csrmv_standin, dense, random_csr
+from _row_csr import dense, random_csr
 from tiarray.operators.distributed import RowBlocks, partition_csr_rows
+from tiarray.operators.sparse import csrmv, event_csrmv
 
 rng = np.random.default_rng(5)
 
@@ -56,24 +57,12 @@ def test_each_block_product_is_its_rows_of_the_product():
     y_t = np.zeros(n)
     for d in range(parts):
         shape = (b.rows + 1, n)
-        y = csrmv_standin(b.weights[d], b.indices[d], b.indptr[d], x, shape=shape)
+        y = csrmv(b.weights[d], b.indices[d], b.indptr[d], x, shape=shape)
         r0, r1 = d * b.rows, min((d + 1) * b.rows, m)
         np.testing.assert_allclose(y[: r1 - r0], A[r0:r1] @ x, rtol=1e-5, atol=1e-6)
         ev = np.concatenate([e_pad[d * b.rows : (d + 1) * b.rows], [False]])
-        y_t += csrmv_standin(b.weights[d], b.indices[d], b.indptr[d], ev, shape=shape, transpose=True)
+        y_t += event_csrmv(b.weights[d], b.indices[d], b.indptr[d], ev, shape=shape, transpose=True)
     np.testing.assert_allclose(y_t, A.T @ e, rtol=1e-5, atol=1e-6)
-
-
-def test_standin_equals_the_dense_product():
-    m, n = 9, 11
-    for homogeneous in (False, True):
-        w, i, p = random_csr(m, n, 0.3, rng, homogeneous=homogeneous)
-        A = dense(w, i, p, (m, n))
-        x, e = rng.standard_normal(n).astype(np.float32), rng.random(m) < 0.4
-        np.testing.assert_allclose(csrmv_standin(w, i, p, x, shape=(m, n)), A @ x, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(
-            csrmv_standin(w, i, p, e, shape=(m, n), transpose=True), A.T @ e, rtol=1e-5, atol=1e-6
-        )
 
 
 @pytest.mark.parametrize(

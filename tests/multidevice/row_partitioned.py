@@ -1,9 +1,8 @@
 """Row-partitioned CSR products over 4 JAX devices (``tiarray.operators.distributed``).
 
 Runs in its own process with 4 virtual CPU devices (``tests/test_jax_multidevice.py``
-starts it). The product is a stand-in operator with the signature of
-``event_csrmv`` (``tests/_csr_standin.py``); every result is compared with the dense
-NumPy product and with the same operator on one device.
+starts it). The products are the library's ``event_csrmv`` and ``csrmv``; every result is
+compared with the dense NumPy product and with the same operator on one device.
 """
 
 import os
@@ -20,10 +19,11 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from _csr_standin import csrmv_standin, dense, random_csr  # noqa: E402
+from _row_csr import dense, random_csr  # noqa: E402
 from jax.sharding import AxisType, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 from tiarray.operators.distributed import block_csrmv, partition_csr_rows, sharded_csrmv  # noqa: E402
+from tiarray.operators.sparse import csrmv, event_csrmv  # noqa: E402
 
 rng = np.random.default_rng(11)
 
@@ -38,46 +38,55 @@ def _mesh(explicit=False):
     return jax.make_mesh((4,), ("d",), axis_types=(t,))
 
 
+OPS = {"csrmv": csrmv, "event_csrmv": event_csrmv, "default": None}
+
+
+@pytest.mark.parametrize("op", ["csrmv", "event_csrmv"])
 @pytest.mark.parametrize("explicit", [False, True], ids=["auto", "explicit"])
 @pytest.mark.parametrize("homogeneous", [False, True], ids=["weights", "homogeneous"])
 @pytest.mark.parametrize(
     "m, n", [(40, 24), (37, 24), (3, 8)], ids=["even", "uneven", "fewer-rows-than-devices"]
 )
-def test_matvec_equals_the_dense_product_and_the_single_device_run(m, n, homogeneous, explicit):
+def test_matvec_equals_the_dense_product_and_the_single_device_run(m, n, homogeneous, explicit, op):
+    # transpose=False: every device computes its rows from the whole vector (float values:
+    # event_csrmv takes them as event values, like csrmv)
+    op = OPS[op]
     mesh = _mesh(explicit)
     w, i, p = random_csr(m, n, 0.3, rng, homogeneous=homogeneous)
     A = dense(w, i, p, (m, n))
     blocks = partition_csr_rows(w, i, p, shape=(m, n), parts=4).shard(mesh, "d")
     x = rng.standard_normal(n).astype(np.float32)
-    f = jax.jit(lambda x: sharded_csrmv(blocks, x, mesh=mesh, axis_name="d", op=csrmv_standin))
+    f = jax.jit(lambda x: sharded_csrmv(blocks, x, mesh=mesh, axis_name="d", op=op))
     y = f(x)
     np.testing.assert_allclose(np.asarray(y), A @ x, rtol=1e-5, atol=1e-5)
-    single = jax.jit(lambda x: csrmv_standin(jnp.asarray(w), i, p, x, shape=(m, n)))(x)
+    single = jax.jit(lambda x: op(jnp.asarray(w), i, p, x, shape=(m, n)))(x)
     np.testing.assert_allclose(np.asarray(y), np.asarray(single), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["events", "values"])
 @pytest.mark.parametrize("explicit", [False, True], ids=["auto", "explicit"])
 @pytest.mark.parametrize("scatter", [False, True], ids=["psum", "psum_scatter"])
 @pytest.mark.parametrize("homogeneous", [False, True], ids=["weights", "homogeneous"])
 @pytest.mark.parametrize("m", [40, 37], ids=["even", "uneven"])
-def test_transposed_product_of_events_sums_the_partial_products(m, scatter, homogeneous, explicit):
+def test_transposed_product_sums_the_partial_products(m, scatter, homogeneous, explicit, kind):
+    # bool events through the default product (event_csrmv), float values through csrmv
     mesh = _mesh(explicit)
     n = 24
     w, i, p = random_csr(m, n, 0.3, rng, homogeneous=homogeneous)
     A = dense(w, i, p, (m, n))
     blocks = partition_csr_rows(w, i, p, shape=(m, n), parts=4).shard(mesh, "d")
     spikes = rng.random(m) < 0.3
+    x, op, ref = (spikes, None, event_csrmv) if kind == "events" else (rng.standard_normal(m), csrmv, csrmv)
+    x = x if kind == "events" else x.astype(np.float32)
     f = jax.jit(
-        lambda s: sharded_csrmv(
-            blocks, s, mesh=mesh, axis_name="d", transpose=True, scatter=scatter, op=csrmv_standin
-        )
+        lambda s: sharded_csrmv(blocks, s, mesh=mesh, axis_name="d", transpose=True, scatter=scatter, op=op)
     )
-    y = f(spikes)
-    np.testing.assert_allclose(np.asarray(y), A.T @ spikes, rtol=1e-5, atol=1e-5)
+    y = f(x)
+    np.testing.assert_allclose(np.asarray(y), A.T @ x, rtol=1e-5, atol=1e-5)
     assert y.sharding.is_equivalent_to(NamedSharding(mesh, P("d") if scatter else P()), 1)
-    txt = f.lower(spikes).compile().as_text()
+    txt = f.lower(x).compile().as_text()
     assert ("reduce-scatter" in txt) == scatter and ("all-reduce" in txt) != scatter
-    single = jax.jit(lambda s: csrmv_standin(jnp.asarray(w), i, p, s, shape=(m, n), transpose=True))(spikes)
+    single = jax.jit(lambda s: ref(jnp.asarray(w), i, p, s, shape=(m, n), transpose=True))(x)
     np.testing.assert_allclose(np.asarray(y), np.asarray(single), rtol=1e-5, atol=1e-6)
 
 
@@ -102,7 +111,7 @@ def test_network_step_inside_shard_map_equals_the_single_device_run():
             axis_name="d",
             transpose=True,
             reduce="psum_scatter",
-            op=csrmv_standin,
+            op=event_csrmv,
         )
         v = 0.9 * v + cur + ext
         fired = v > 1.0
@@ -124,7 +133,7 @@ def test_network_step_inside_shard_map_equals_the_single_device_run():
     def run_single(drive):
         def step(c, ext):
             v, s = c
-            cur = csrmv_standin(jnp.asarray(w), i, p, s, shape=(N, N), transpose=True)
+            cur = event_csrmv(jnp.asarray(w), i, p, s, shape=(N, N), transpose=True)
             v = 0.9 * v + cur + ext
             fired = v > 1.0
             return (jnp.where(fired, 0.0, v), fired), fired
@@ -147,7 +156,7 @@ def test_gather_assembles_the_vector_from_its_shards():
     x = rng.standard_normal(n).astype(np.float32)
 
     def body(w, i, p, x):
-        return block_csrmv(w, i, p, x, shape=(m, n), axis_name="d", gather=True, op=csrmv_standin)
+        return block_csrmv(w, i, p, x, shape=(m, n), axis_name="d", gather=True, op=csrmv)
 
     f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("d"),) * 4, out_specs=P("d")))
     np.testing.assert_allclose(
@@ -167,9 +176,9 @@ def test_partial_sums_without_reduction():
     x = rng.standard_normal(m).astype(np.float32)
 
     def body(w, i, p, x):
-        return block_csrmv(
-            w, i, p, x, shape=(m, n), axis_name="d", transpose=True, reduce=None, op=csrmv_standin
-        )[None]
+        return block_csrmv(w, i, p, x, shape=(m, n), axis_name="d", transpose=True, reduce=None, op=csrmv)[
+            None
+        ]
 
     parts = np.asarray(
         jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("d"),) * 4, out_specs=P("d")))(*blocks.arrays(), x)
@@ -188,7 +197,7 @@ def test_errors_name_the_function_and_the_argument():
     with pytest.raises(
         ValueError, match=r"sharded_csrmv\(\): argument 'x' must have length m = 10 \(transpose=True\)"
     ):
-        sharded_csrmv(blocks, np.ones(6, bool), mesh=mesh, axis_name="d", transpose=True, op=csrmv_standin)
+        sharded_csrmv(blocks, np.ones(6, bool), mesh=mesh, axis_name="d", transpose=True)
     with pytest.raises(ValueError, match=r"psum_scatter' needs n = 6 to be a multiple of the 4 devices"):
         sharded_csrmv(
             blocks,
@@ -197,7 +206,7 @@ def test_errors_name_the_function_and_the_argument():
             axis_name="d",
             transpose=True,
             scatter=True,
-            op=csrmv_standin,
+            op=event_csrmv,
         )
     with pytest.raises(ValueError, match=r"mesh axis 'd' has 4 devices, the matrix is cut into 2 blocks"):
         partition_csr_rows(w, i, p, shape=(10, 6), parts=2).shard(mesh, "d")

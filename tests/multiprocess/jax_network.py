@@ -8,7 +8,7 @@ here are also what the single-process reference runs.
 The network: ``N`` leaky integrate-and-fire neurons, recurrent CSR connectivity whose rows
 (presynaptic neurons) are split over the devices with
 ``tiarray.operators.distributed``; each step a device scatters its neurons' spikes through
-its rows (``transpose=True``), the partial currents are reduce-scattered
+its rows (``event_csrmv(..., transpose=True)``), the partial currents are reduce-scattered
 (``psum_scatter``), and every device integrates its own neurons.
 """
 
@@ -23,36 +23,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 N, STEPS, DEVICES_PER_PROCESS = 128, 40, 2
 
 
-def product():
-    """The sparse product: the library's ``event_csrmv`` when it is there, else the
-    stand-in with its signature (``tests/_csr_standin.py``)."""
-    try:
-        import jax
-        import jax.numpy as jnp
-        from tiarray.operators.sparse import event_csrmv
-
-        i32 = jnp.int32
-        jax.eval_shape(  # it runs under JAX (it is an Operator, not the NumPy-only phase 1)
-            lambda: event_csrmv(
-                jnp.ones(1),
-                jnp.zeros(1, i32),
-                jnp.array([0, 1], i32),
-                jnp.ones(1, bool),
-                shape=(1, 1),
-                transpose=True,
-            )
-        )
-        return event_csrmv
-    except Exception:
-        pass
-    from _csr_standin import csrmv_standin
-
-    return csrmv_standin
-
-
 def problem():
     """Connectivity (weights, indices, indptr) and the external drive (STEPS, N)."""
-    from _csr_standin import random_csr
+    from _row_csr import random_csr
 
     rng = np.random.default_rng(2024)
     w, i, p = random_csr(N, N, 0.1, rng)
@@ -73,12 +46,11 @@ def run_single(w, i, p, drive):
     """The network on one device: spikes (STEPS, N)."""
     import jax
     import jax.numpy as jnp
-
-    op = product()
+    from tiarray.operators.sparse import event_csrmv
 
     def step(c, ext):
         v, s = c
-        v, s = _lif(v, op(jnp.asarray(w), i, p, s, shape=(N, N), transpose=True), ext)
+        v, s = _lif(v, event_csrmv(jnp.asarray(w), i, p, s, shape=(N, N), transpose=True), ext)
         return (v, s), s
 
     v0 = jnp.zeros(N, jnp.float32)
@@ -93,14 +65,10 @@ def run_sharded(mesh, blocks, drive):
     from jax.sharding import PartitionSpec as P
     from tiarray.operators.distributed import block_csrmv
 
-    op = product()
-
     def body(w, i, p, drive):
         def step(c, ext):
             v, s = c
-            cur = block_csrmv(
-                w, i, p, s, shape=(N, N), axis_name="d", transpose=True, reduce="psum_scatter", op=op
-            )
+            cur = block_csrmv(w, i, p, s, shape=(N, N), axis_name="d", transpose=True, reduce="psum_scatter")
             v, s = _lif(v, cur, ext)
             return (v, s), s
 
