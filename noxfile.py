@@ -95,9 +95,9 @@ def docs(session):
 @nox.session(python=PY)
 def examples(session):
     """Run every example script (each runs on a CPU in under a minute)."""
-    session.install(*C, ".[torch,jax]", "matplotlib", "optax")
+    session.install(*C, ".[torch,jax,examples]")
     for script in sorted(os.listdir("examples")):
-        if script.endswith(".py"):
+        if script.endswith(".py") and not script.startswith("_"):
             session.run("python", f"examples/{script}", "--quick", env={**ENV, "MPLBACKEND": "Agg"})
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import itertools
 import threading
 
 import numpy as np
@@ -328,16 +327,6 @@ class _Unset:
 
 
 _UNSET = _Unset()
-
-
-class _Zeros:
-    """An endless sequence of zeros (no gradient pointers)."""
-
-    def __iter__(self):
-        return itertools.repeat(0)
-
-
-_ZEROS = _Zeros()
 
 
 class Launcher:
