@@ -8,8 +8,9 @@ See ``docs/operators.md``.
 
 The sparse and event-driven operators (CSR products, just-in-time connectivity, the
 :class:`CSR` matrix object) are Operators of this kind; see ``docs/sparse.md``. CSR
-products with their rows split over JAX devices (``partition_csr_rows``, ``block_csrmv``,
-``sharded_csrmv``) are in :mod:`tiarray.operators.distributed`; see ``docs/scaling.md``.
+products with the matrix split over JAX devices by rows or columns
+(``partition_csr_rows``, ``partition_csr_columns``, ``block_csrmv``, ``sharded_csrmv``) are
+in :mod:`tiarray.operators.distributed`; see ``docs/scaling.md``.
 """
 
 from ._operator import Operator, ShapeDtype, UndefinedPrimal
@@ -41,12 +42,15 @@ __all__ = [
     "set_thresholds",
     # row-partitioned products over JAX devices
     "partition_csr_rows",
-    "RowBlocks",
+    "partition_csr_columns",
+    "CSRBlocks",
     "block_csrmv",
     "sharded_csrmv",
 ]
 
-_DISTRIBUTED = frozenset(("partition_csr_rows", "RowBlocks", "block_csrmv", "sharded_csrmv"))
+_DISTRIBUTED = frozenset(
+    ("partition_csr_rows", "partition_csr_columns", "CSRBlocks", "block_csrmv", "sharded_csrmv")
+)
 _SPARSE = frozenset(__all__[3:]) - _DISTRIBUTED
 
 

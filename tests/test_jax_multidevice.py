@@ -2,8 +2,8 @@
 
 The tests live in ``tests/multidevice/``: ``jax_sharding.py`` (``shard_map``, ``jit``
 with sharded inputs and ``Operator(partition=...)``, gradients, the compiled HLO) and
-``row_partitioned.py`` (``tiarray.operators.distributed``: CSR products with rows split
-over devices). JAX takes its device count from ``XLA_FLAGS`` when it is first imported,
+``split_csr.py`` (``tiarray.operators.distributed``: CSR products with the matrix split by
+rows or columns). JAX takes its device count from ``XLA_FLAGS`` when it is first imported,
 so each module runs in a child pytest process, started once; each test here reports one
 test function of a child.
 """
@@ -11,7 +11,7 @@ test function of a child.
 import pytest
 from _subprocess_suite import TESTS, check, child_tests, run
 
-MODULES = ("jax_sharding", "row_partitioned")
+MODULES = ("jax_sharding", "split_csr")
 ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
 CASES = [(m, name) for m in MODULES for name in child_tests(TESTS / "multidevice" / f"{m}.py")]
 
