@@ -1,12 +1,17 @@
 """Weak and strong scaling of a sharded spiking-network step over 1, 2 and 4 devices.
 
 The network: ``N`` leaky integrate-and-fire neurons (80% excitatory, 20% inhibitory),
-each with ``K`` random outgoing synapses; its rows (presynaptic neurons) are split over
-the devices with ``tiarray.operators.distributed`` (``partition_csr_rows`` +
-``block_csrmv``): each step, every device scatters the spikes of its neurons through its
-rows (``event_csrmv(..., transpose=True)``), the partial currents are reduce-scattered
-(``psum_scatter``) and every device integrates its own neurons. ``STEPS`` steps run in one
-``lax.scan`` inside ``jit``; the table gives the time per simulated step.
+each with ``K`` random outgoing synapses (a CSR matrix whose rows are presynaptic), its
+neurons split over the devices with ``tiarray.operators.distributed``, in two ways:
+
+- ``rows`` (``partition_csr_rows``): each device scatters the spikes of its neurons
+  through their outgoing synapses (``event_csrmv(..., transpose=True)``), the partial
+  currents are reduce-scattered (``psum_scatter``, ``N`` floats per step);
+- ``columns`` (``partition_csr_columns``): the spikes are all-gathered (``N`` bools per
+  step) and each device adds up its own neurons' input through their incoming synapses.
+
+Every device then integrates its own neurons. ``STEPS`` steps run in one ``lax.scan``
+inside ``jit``; the tables give the time per simulated step.
 
 - **weak scaling**: ``N = d * n0`` neurons on ``d`` devices; efficiency ``T(1) / T(d)``;
 - **strong scaling**: ``N = max(d) * n0`` neurons on every ``d``; efficiency
@@ -24,7 +29,8 @@ Modes (each configuration runs in fresh processes):
   device each (CPU: gloo collectives; GPU: one GPU per process via ``CUDA_VISIBLE_DEVICES``).
 
 Run: ``python benchmarks/bench_scaling.py`` (``--quick`` for a small network,
-``--mode processes``, ``--devices 1,2,4``, ``--neurons-per-device``, ``--degree``).
+``--mode processes``, ``--devices 1,2,4``, ``--split rows,columns``, ``--neurons-per-device``,
+``--degree``).
 """
 
 import argparse
@@ -65,13 +71,13 @@ def _lif(v, current, drive):
     return jnp.where(fired, V_RESET, v), fired
 
 
-def build(n, k, steps, mesh, plain=False):
+def build(n, k, steps, mesh, plain=False, split="rows"):
     """A jitted function running ``steps`` steps; returns (fn, args)."""
     import jax
     import jax.numpy as jnp
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
-    from tiarray.operators.distributed import block_csrmv, partition_csr_rows
+    from tiarray.operators.distributed import block_csrmv, partition_csr_columns, partition_csr_rows
     from tiarray.operators.sparse import event_csrmv as op
 
     w, i, p, drive = connectivity(n, k)
@@ -90,14 +96,17 @@ def build(n, k, steps, mesh, plain=False):
         v0 = jnp.asarray(np.random.default_rng(1).uniform(0, 1, n).astype(np.float32))
         return jax.jit(run), (v0, v0 > 2)
     d = len(mesh.devices.flat)
-    blocks = partition_csr_rows(w, i, p, shape=(n, n), parts=d).shard(mesh, "d")
+    cut = partition_csr_rows if split == "rows" else partition_csr_columns
+    blocks = cut(w, i, p, shape=(n, n), parts=d).shard(mesh, "d")
+    if split == "rows":  # own spikes through own rows, partial currents reduce-scattered
+        kw = {"reduce": "psum_scatter"}
+    else:  # all spikes through own columns (incoming synapses)
+        kw = {"split": "columns", "gather": True}
 
     def body(w, i, p, drive, v, s):
         def step(c, _):
             v, s = c
-            cur = block_csrmv(
-                w, i, p, s, shape=(n, n), axis_name="d", transpose=True, reduce="psum_scatter", op=op
-            )
+            cur = block_csrmv(w, i, p, s, shape=(n, n), axis_name="d", transpose=True, op=op, **kw)
             v, s = _lif(v, cur, drive)
             return (v, s), s.sum()
 
@@ -146,7 +155,7 @@ def worker(a):
         )
     devices = jax.devices()[: a.devices]
     mesh = jax.make_mesh((len(devices),), ("d",), devices=devices)
-    fn, args = build(a.neurons, a.degree, a.steps, mesh, plain=a.plain)
+    fn, args = build(a.neurons, a.degree, a.steps, mesh, plain=a.plain, split=a.split)
     best, med, spikes = measure(fn, args, a.steps, a.repeats)
     if a.rank == 0:
         print(
@@ -183,7 +192,7 @@ def _gpu_count():
         return 0
 
 
-def run_config(a, d, n, plain=False):
+def run_config(a, d, n, plain=False, split="rows"):
     base = [sys.executable, os.path.abspath(__file__), "--worker", "--mode", a.mode, "--devices", str(d)]
     base += [
         "--neurons",
@@ -195,6 +204,7 @@ def run_config(a, d, n, plain=False):
         "--repeats",
         str(a.repeats),
     ]
+    base += ["--split", split]
     if plain:
         base.append("--plain")
     env = dict(os.environ)
@@ -244,6 +254,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="a small network, few repeats")
     ap.add_argument("--mode", choices=("virtual", "processes"), default=None)
     ap.add_argument("--devices", default="1,2,4")
+    ap.add_argument("--split", default="rows,columns", help="rows, columns or both (comma-separated)")
     ap.add_argument("--neurons-per-device", type=int, default=None)
     ap.add_argument("--degree", type=int, default=100)
     ap.add_argument("--steps", type=int, default=None)
@@ -276,68 +287,56 @@ def main():
         f"\nLIF network, {a.degree} synapses per neuron, 80/20 E/I, {a.steps} steps per run, best of "
         f"{a.repeats} runs; time per simulated step."
     )
+    splits = [x for x in a.split.split(",") if x]
     plain = run_config(a, 1, n0, plain=True)
-    rows_weak, rows_strong = [], []
-    t1_weak = t1_strong = None
-    for d in ds:
-        r = run_config(a, d, d * n0)
-        t1_weak = r["best"] if d == 1 else t1_weak
-        rows_weak.append((d, d * n0, r))
     r_plain_big = run_config(a, 1, dmax * n0, plain=True)
-    for d in ds:
-        r = run_config(a, d, dmax * n0)
-        t1_strong = r["best"] if d == 1 else t1_strong
-        rows_strong.append((d, dmax * n0, r))
+    weak, strong = [], []
+    for split in splits:
+        for d in ds:
+            weak.append((split, d, d * n0, run_config(a, d, d * n0, split=split)))
+        for d in ds:
+            strong.append((split, d, dmax * n0, run_config(a, d, dmax * n0, split=split)))
     print(
         f"\nplatform: {plain['platform']} ({plain['device']}); product: tiarray.operators.sparse.event_csrmv"
     )
 
-    def table(title, rows, t1, eff, base):
-        out = []
-        for d, n, r in rows:
+    def table(title, rows, eff, base):
+        t1 = {sp: r["best"] for sp, d, _, r in rows if d == 1}
+        out = [
+            {
+                "devices": "1, plain (no shard_map)",
+                "neurons": f"{rows[0][2]:,}",
+                "ms / step": f"{base['best'] * 1e3:.3f}",
+                "median": f"{base['median'] * 1e3:.3f}",
+                "spikes / neuron / step": f"{base['rate']:.4f}",
+            }
+        ]
+        for sp, d, n, r in rows:
+            t = t1.get(sp)
             out.append(
                 {
+                    "split": sp,
                     "devices": d,
                     "neurons": f"{n:,}",
                     "ms / step": f"{r['best'] * 1e3:.3f}",
                     "median": f"{r['median'] * 1e3:.3f}",
                     "spikes / neuron / step": f"{r['rate']:.4f}",
-                    "vs 1 device": f"{t1 / r['best']:.2f}x" if t1 else "",
-                    "efficiency": f"{eff(t1, r['best'], d):.0%}" if t1 else "",
+                    "vs 1 device": f"{t / r['best']:.2f}x" if t else "",
+                    "efficiency": f"{eff(t, r['best'], d):.0%}" if t else "",
                 }
             )
-        out.insert(
-            0,
-            {
-                "devices": "1, plain (no shard_map)",
-                "neurons": f"{rows[0][1]:,}",
-                "ms / step": f"{base['best'] * 1e3:.3f}",
-                "median": f"{base['median'] * 1e3:.3f}",
-                "spikes / neuron / step": f"{base['rate']:.4f}",
-            },
-        )
-        cols = [
-            "devices",
-            "neurons",
-            "ms / step",
-            "median",
-            "spikes / neuron / step",
-            "vs 1 device",
-            "efficiency",
-        ]
-        _harness.print_table(title, out, cols)
+        cols = ["split", "devices", "neurons", "ms / step", "median", "spikes / neuron / step"]
+        _harness.print_table(title, out, cols + ["vs 1 device", "efficiency"])
 
     table(
         f"weak scaling: {n0:,} neurons per device (efficiency T(1) / T(d))",
-        rows_weak,
-        t1_weak,
+        weak,
         lambda t1, t, d: t1 / t,
         plain,
     )
     table(
         f"strong scaling: {dmax * n0:,} neurons (efficiency T(1) / (d T(d)))",
-        rows_strong,
-        t1_strong,
+        strong,
         lambda t1, t, d: t1 / (d * t),
         r_plain_big,
     )
