@@ -43,12 +43,25 @@ def init_state(n: int, key, p: Params):
     return (v, z, z, jnp.full(n, -1e7, jnp.float32), jnp.float32(0.0))
 
 
-def make_step(p: Params, n: int, n_exc: int, conn_e, conn_i):
-    """One Euler step of the network, for ``lax.scan``: ``(state, _) -> (state, spikes)``."""
+def make_step(p: Params, n: int, n_exc: int, conn_e, conn_i, propagate=None):
+    """One Euler step of the network, for ``lax.scan``: ``(state, _) -> (state, spikes)``.
+
+    ``propagate(spike) -> (ge_input, gi_input)`` replaces the synaptic propagation (the
+    sharded example passes one that works on a device's neurons).
+    """
     ind_e, ptr_e = (jnp.asarray(a) for a in conn_e)
     ind_i, ptr_i = (jnp.asarray(a) for a in conn_i)
     w_e = jnp.float32(p.w_e)
     w_i = jnp.float32(p.w_i)
+
+    if propagate is None:
+
+        def propagate(spike):
+            # event-driven propagation: only the rows of neurons that spiked are visited
+            ge_in = top.event_csrmv(w_e, ind_e, ptr_e, spike[:n_exc], shape=(n_exc, n), transpose=True)
+            gi_in = top.event_csrmv(w_i, ind_i, ptr_i, spike[n_exc:], shape=(n - n_exc, n), transpose=True)
+            return ge_in, gi_in
+
     decay_e = np.float32(np.exp(-p.dt / p.tau_e))
     decay_i = np.float32(np.exp(-p.dt / p.tau_i))
 
@@ -57,9 +70,9 @@ def make_step(p: Params, n: int, n_exc: int, conn_e, conn_i):
         spike = v >= p.v_th
         v = jnp.where(spike, p.v_reset, v)
         t_last = jnp.where(spike, t, t_last)
-        # event-driven propagation: only the rows of neurons that spiked are visited
-        ge = ge + top.event_csrmv(w_e, ind_e, ptr_e, spike[:n_exc], shape=(n_exc, n), transpose=True)
-        gi = gi + top.event_csrmv(w_i, ind_i, ptr_i, spike[n_exc:], shape=(n - n_exc, n), transpose=True)
+        ge_in, gi_in = propagate(spike)
+        ge = ge + ge_in
+        gi = gi + gi_in
         ge = ge * decay_e
         gi = gi * decay_i
         if p.model == "coba":

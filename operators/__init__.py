@@ -7,7 +7,10 @@ kind. Under JAX every Operator is a primitive (``jit``, ``vmap``, ``grad``, ``jv
 See ``docs/operators.md``.
 
 The sparse and event-driven operators (CSR products, just-in-time connectivity, the
-:class:`CSR` matrix object) are Operators of this kind; see ``docs/sparse.md``.
+:class:`CSR` matrix object) are Operators of this kind; see ``docs/sparse.md``. CSR
+products with the matrix split over JAX devices by rows or columns
+(``partition_csr_rows``, ``partition_csr_columns``, ``block_csrmv``, ``sharded_csrmv``) are
+in :mod:`tiarray.operators.distributed`; see ``docs/scaling.md``.
 """
 
 from ._operator import Operator, ShapeDtype, UndefinedPrimal
@@ -37,9 +40,18 @@ __all__ = [
     "jitc_todense_prob_normal",
     "fixed_prob_csr",
     "set_thresholds",
+    # row-partitioned products over JAX devices
+    "partition_csr_rows",
+    "partition_csr_columns",
+    "CSRBlocks",
+    "block_csrmv",
+    "sharded_csrmv",
 ]
 
-_SPARSE = frozenset(__all__[3:])
+_DISTRIBUTED = frozenset(
+    ("partition_csr_rows", "partition_csr_columns", "CSRBlocks", "block_csrmv", "sharded_csrmv")
+)
+_SPARSE = frozenset(__all__[3:]) - _DISTRIBUTED
 
 
 def __getattr__(name):
@@ -48,8 +60,12 @@ def __getattr__(name):
         from . import sparse
 
         return getattr(sparse, name)
+    if name in _DISTRIBUTED:
+        from . import distributed
+
+        return getattr(distributed, name)
     raise AttributeError(f"module 'tiarray.operators' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | _SPARSE)
+    return sorted(set(globals()) | _SPARSE | _DISTRIBUTED)

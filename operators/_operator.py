@@ -33,6 +33,8 @@ import weakref
 from tiarray import _dtypes
 from tiarray._launch import _P_ARRAY, _P_FLOAT, _P_INT, _P_TEMPLATE, _P_UINT, KernelSignatureError, Launcher
 
+from ._partition import PartitionRule
+
 __all__ = ["Operator", "ShapeDtype", "UndefinedPrimal"]
 
 
@@ -292,12 +294,24 @@ class Operator:
         Taichi ``CompileConfig`` fields set for this Operator's kernels only, e.g.
         ``{"fast_math": True}`` for a reduction that LLVM may then vectorise across the
         loop (``tiarray.init`` compiles with ``fast_math=False`` for IEEE semantics).
+    partition : str, optional
+        Which axes may be split across devices when JAX partitions a computation (``jit``
+        with sharded inputs): a rule in einsum-like notation with one entry per kernel
+        parameter, inputs then outputs, e.g. ``", i, i -> i"`` for ``axpy(alpha, x, y)``
+        or ``"b n, n m -> b m"``. Factors that appear in an output and an input are map
+        factors: the kernel computes each of their indices independently, so XLA may
+        split them and every device runs the kernel on its shards. Without a rule, XLA
+        gathers the inputs onto every device. See ``docs/scaling.md``.
 
     Raises
     ------
     TypeError
         For a missing or non-callable ``outs``, kernels with different parameters, names
-        in ``linear``/``nondiff`` that are not inputs, ``transpose`` without ``linear``.
+        in ``linear``/``nondiff`` that are not inputs, ``transpose`` without ``linear``,
+        a ``partition`` rule that is not a str.
+    ValueError
+        For a ``partition`` rule that does not parse or does not match the kernel's
+        parameters (one entry per parameter, empty for scalars).
 
     Notes
     -----
@@ -336,6 +350,7 @@ class Operator:
         scratch=None,
         policy=None,
         compile_options: dict | None = None,
+        partition: str | None = None,
     ):
         if not isinstance(name, str) or not name:
             raise TypeError(f"Operator(): argument 'name' must be a non-empty str, got {name!r}")
@@ -395,6 +410,11 @@ class Operator:
         for k, v in sd.items():
             _check_hashable(name, k, v)
         self.static_defaults = sd
+        self.partition = (
+            None
+            if partition is None
+            else PartitionRule(name, partition, self._params, scratch=scratch is not None)
+        )
         self._resolved: dict = {}
         self._plans: dict = {}  # adapters' per-call caches
         self._lock = threading.RLock()

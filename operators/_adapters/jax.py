@@ -22,6 +22,13 @@ vmap uses the ``batch`` rule, else a sequential ``lax.map`` over the batch (one 
 per element: correct, slow). Scalar kernel parameters become 0-d operands; the handler
 reads their value (on CUDA with a device-to-host copy and a stream synchronisation).
 
+Several devices: inside ``shard_map`` the lowering sees local avals, so each device's
+handler runs on its shard; outputs are typed as varying over the manual axes any input
+varies over, and inputs are cast to varying first (as JAX's own primitives), which makes
+gradients of replicated inputs sums over devices. Operators with a ``partition`` rule are
+wrapped in ``custom_partitioning`` when lowered for several devices (``_jax_partition``);
+without one, XLA gathers their inputs.
+
 Thread safety: XLA calls handlers from its own threads; each call takes the GIL, reads
 only immutable records, and launches under the launcher's lock.
 """
@@ -38,13 +45,37 @@ import numpy as np
 from jax import lax
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 from taichi.lang import impl as _ti_impl
 
 from tiarray import _dtypes, _runtime
 
 from .. import _operator
+from . import _jax_partition as _partitioning
 from . import _xla_ffi
 from ._eager import HostInputs, host_view
+
+try:
+    from jax.sharding import get_abstract_mesh as _get_abstract_mesh
+except ImportError:  # pragma: no cover - an older JAX
+    _get_abstract_mesh = lambda: None  # noqa: E731
+try:
+    from jax.sharding import ManualAxisType as _ManualAxisType
+except ImportError:  # pragma: no cover - an older JAX
+    _ManualAxisType = None
+try:  # lowering contexts: which devices a computation is lowered for
+    from jax._src.sharding_impls import ShardingContext as _ShardingContext
+    from jax._src.sharding_impls import SPMDAxisContext as _SPMDAxisContext
+except ImportError:  # pragma: no cover - a future JAX: no partitioned lowering
+    _ShardingContext = _SPMDAxisContext = ()
+
+try:  # primitives whose lowering needs the device assignment (custom_partitioning)
+    from jax._src.dispatch import prim_requires_devices_during_lowering as _requires_devices
+except ImportError:  # pragma: no cover - a future JAX
+    _requires_devices = set()
+
+_direct_lowering = _partitioning.direct_lowering
 
 try:  # the standard eager implementation of a primitive: jit it (cached per signature)
     from jax._src.dispatch import apply_primitive as _apply_primitive
@@ -492,6 +523,9 @@ class _JaxOp:
         batching.primitive_batchers[f] = self._fwd_batch
         batching.primitive_batchers[lin] = functools.partial(_sequential_batch, lin)
         batching.primitive_batchers[vjp] = functools.partial(_sequential_batch, vjp)
+        if op.partition is not None:
+            # lowered with the device assignment known, as custom_partitioning needs
+            _requires_devices.update((f, vjp))
 
     @staticmethod
     def _prim(name, mode):
@@ -507,19 +541,20 @@ class _JaxOp:
 
     def _fwd_abstract(self, *avals, static):
         res = self.op._resolve(_in_sds(self.op, avals), static)
-        return [_aval(o) for o in res.outs]
+        return _typed(self.op, avals, len(avals), [(o.shape, _np(o.dtype)) for o in res.outs])
 
     def _lin_abstract(self, *avals, static, mask):
         n_in = len(mask)
         res = self.op._resolve(_in_sds(self.op, avals[:n_in]), static)
-        return [_aval(o) for o in res.outs]
+        return _typed(self.op, avals, n_in, [(o.shape, _np(o.dtype)) for o in res.outs])
 
     def _vjp_abstract(self, *avals, static, mask):
         n_in = len(mask)
         res = self.op._resolve(_in_sds(self.op, avals[:n_in]), static)
-        grads = [jax.core.ShapedArray(avals[i].shape, avals[i].dtype) for i in range(n_in) if mask[i]]
-        scratch = [_aval(o) for o in res.outs] * 2
-        return grads + scratch
+        typed = _typed(self.op, avals, n_in, [(o.shape, _np(o.dtype)) for o in res.outs])
+        # gradients have the types (shape, dtype, sharding) of their primals
+        grads = _typed_like([avals[i] for i in range(n_in) if mask[i]], typed[0] if typed else None)
+        return grads + typed * 2
 
     # -- lowering ----------------------------------------------------------------------
 
@@ -530,7 +565,15 @@ class _JaxOp:
                 f"{self.op.name}: JAX runs this computation on {arch}, but Taichi computes on {dev}; "
                 f"start Taichi on the same device (tiarray.init('{arch}') before any tiarray call)"
             )
+        if arch == "cuda" and _device_count(ctx) > 1:  # pragma: no cover - needs several GPUs
+            raise TypeError(
+                f"{self.op.name}: this computation spans {_device_count(ctx)} GPUs of one process, but a "
+                "process has one Taichi runtime on one GPU. Remedy: run one process per GPU "
+                "(jax.distributed.initialize(..., local_device_ids=[k])); see docs/scaling.md"
+            )
         n_in = len(mask) if mask is not None else len(ctx.avals_in)
+        if self.op.partition is not None and not _direct_lowering.get() and _partitioned_context(ctx):
+            return _partitioning.lower(self, ctx, operands, static, mode, mask, n_in)
         rid = _record_id(self.op, mode, static, ctx.avals_in, mask, arch, n_in)
         res = _records[rid].res
         if mode == "fwd" and res.scratch[False]:
@@ -664,6 +707,82 @@ class _JaxOp:
         return list(outs), oaxes
 
 
+# ----------------------------------------------------------------------------- sharding types
+
+
+def _typed(op, in_avals, n_in, outs):
+    """Output avals ``(shape, dtype)`` typed for the context: inside ``shard_map`` they
+    vary over the manual axes any input varies over; under an explicit-sharding mesh they
+    carry the sharding the partition rule gives (replicated without a rule)."""
+    mesh = _get_abstract_mesh()
+    if mesh is None or mesh.empty:
+        return [jax.core.ShapedArray(sh, dt) for sh, dt in outs]
+    vma = frozenset()
+    for a in in_avals:
+        mat = getattr(a, "manual_axis_type", None)
+        if mat is not None:
+            vma = vma | mat.varying
+    specs = _partitioning.explicit_out_specs(op, in_avals[:n_in], [len(sh) for sh, _ in outs], mesh)
+    return [_shaped(sh, dt, mesh, spec, vma) for (sh, dt), spec in zip(outs, specs)]
+
+
+def _typed_like(avals, ref):
+    """Avals for gradients: those of their primals, with the manual-axis variance of ``ref``."""
+    out = []
+    for a in avals:
+        if ref is not None and getattr(ref, "manual_axis_type", None) is not None:
+            try:
+                a = a.update(manual_axis_type=ref.manual_axis_type)
+            except Exception:  # pragma: no cover - an older JAX without manual axis types
+                pass
+        out.append(a.update(weak_type=False) if getattr(a, "weak_type", False) else a)
+    return out
+
+
+def _shaped(shape, dtype, mesh, spec, vma):
+    sharding = NamedSharding(mesh, P(*spec))
+    try:
+        return jax.core.ShapedArray(
+            shape, dtype, sharding=sharding, manual_axis_type=_ManualAxisType(varying=vma)
+        )
+    except TypeError:  # pragma: no cover - an older JAX: no manual axis types
+        return jax.core.ShapedArray(shape, dtype, sharding=sharding)
+
+
+def _device_count(ctx) -> int:
+    """How many devices of this process the computation being lowered runs on (with
+    several processes, each runs its own devices' part)."""
+    if jax.local_device_count() == 1:
+        return 1
+    ac = ctx.module_context.axis_context
+    devices = None
+    if isinstance(ac, _SPMDAxisContext):
+        devices = ac.mesh._flat_devices_tuple
+    elif isinstance(ac, _ShardingContext):
+        if ac.device_assignment is None:
+            return min(ac.num_devices, jax.local_device_count())
+        devices = ac.device_assignment
+    if devices is None:
+        return 1
+    me = jax.process_index()
+    return sum(1 for d in devices if d.process_index == me)
+
+
+def _partitioned_context(ctx) -> bool:
+    """Whether this lowering is for several devices that XLA partitions (not a single
+    device, not the body of a ``shard_map`` over every mesh axis)."""
+    ac = ctx.module_context.axis_context
+    if isinstance(ac, _SPMDAxisContext):
+        if set(ac.manual_axes) == set(ac.mesh.axis_names):
+            return False
+        devices = ac.mesh._flat_devices_tuple
+    elif isinstance(ac, _ShardingContext):
+        devices = ac.device_assignment
+    else:
+        return False
+    return bool(devices) and len(devices) > 1
+
+
 def _sequential_batch(prim, args, dims, **params):
     """vmap by running the primitive once per batch element (``lax.map``: one launch per
     element at run time, one compiled body)."""
@@ -726,6 +845,23 @@ def _state(op) -> _JaxOp:
 # ----------------------------------------------------------------------------- call
 
 _jax_array = jax.Array
+_Tracer = jax.core.Tracer
+
+
+def _match_vma(args):
+    """Inside ``shard_map``: make every input vary over the manual axes any input varies
+    over (``pcast(..., to="varying")``, whose transpose is a ``psum``), as JAX does for
+    its own primitives; the gradient of an input that is the same on every device is
+    then the sum of the per-device gradients."""
+    mats = [getattr(_typeof(a), "manual_axis_type", None) for a in args]
+    vma = frozenset().union(*(m.varying for m in mats if m is not None))
+    if not vma:
+        return args
+    out = []
+    for a, m in zip(args, mats):
+        missing = vma - (m.varying if m is not None else frozenset())
+        out.append(lax.pcast(a, tuple(sorted(missing, key=str)), to="varying") if missing else a)
+    return out
 
 
 def call(op, args, static):
@@ -761,6 +897,8 @@ def call(op, args, static):
                         f"{type(a).__name__}"
                     )
                 jargs.append(np.asarray(a, dtype=_canon(p.dtype)))
+    if any(isinstance(a, _Tracer) for a in jargs):
+        jargs = _match_vma(jargs)
     outs = st.fwd.bind(*jargs, static=skey)
     if len(outs) == 1:
         in_sds = _in_sds(op, [_typeof(a) for a in jargs])

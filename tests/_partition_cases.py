@@ -1,0 +1,19 @@
+"""Operators with partition rules, shared by the multi-device and multi-process tests."""
+
+import taichi as ti
+
+import tiarray as ta
+
+nd = ti.types.ndarray
+
+
+@ti.kernel
+def _axpy_k(alpha: ti.f32, x: nd(ndim=1), y: nd(ndim=1), out: nd(ndim=1)):
+    for i in x:
+        out[i] = alpha * x[i] + y[i]
+
+
+# elementwise in x and y: 'i' may be split across devices
+axpy_p = ta.Operator(
+    "md_axpy", kernel=_axpy_k, outs=lambda a, x, y: ta.ShapeDtype(x.shape, x.dtype), partition=", i, i -> i"
+)
