@@ -214,6 +214,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="sizes up to 1e6, matmul 512, shorter runs")
     ap.add_argument("-k", default="", help="run only the rows whose name contains this")
+    ap.add_argument(
+        "--json", default=None, help="also write the measurements to this JSON file (for plot_results.py)"
+    )
     args = ap.parse_args(argv)
     min_time, repeats = (0.05, 3) if args.quick else (0.3, 7)
     if not ta.is_initialized():
@@ -222,7 +225,7 @@ def main(argv=None) -> int:
 
     threads = ti.lang.impl.current_cfg().cpu_max_num_threads
     load0 = os.getloadavg()[0]
-    rows = []
+    rows, raw = [], []
     for name, sizes, setup, rtol in CASES:
         if args.k and args.k not in name:
             continue
@@ -249,6 +252,7 @@ def main(argv=None) -> int:
                     "ratio of medians": f"{m_ta / m_np:.2f}",
                 }
             )
+            raw.append({"case": label, "n": n, "tiarray_s": s_ta, "numpy_s": s_np})
             print(
                 f"  {label:<36} {rows[-1]['n']:>12}  ratio {rows[-1]['ratio']}", file=sys.stderr, flush=True
             )
@@ -260,6 +264,12 @@ def main(argv=None) -> int:
         rows,
         ["case", "n", "tiarray us", "numpy us", "ratio", "ratio of medians"],
     )
+    if args.json:
+        import json
+
+        meta = {"machine": machine_line(), "threads": threads, "repeats": repeats, "load": os.getloadavg()}
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "rows": raw}, f, indent=1)
     return 0
 
 

@@ -6,6 +6,12 @@ Rows: Taichi's own call with NumPy arguments (the baseline), Taichi's own call w
 ti.ndarray arguments, tiarray's Launcher called with NumPy arrays, and the Launcher's
 low-level ``spec.launch`` with pointers (what operators use). Target: the Launcher at
 least 5x cheaper than Taichi's own call.
+
+A second table prices Taichi's CPU thread pool: the same ``spec.launch`` of ``axpy`` on
+16 and 4096 elements in the Launcher's serial variant (outer loops serialised, the
+calling thread does the work) and in the parallel one (Taichi wakes its pool). Their
+difference is what a kernel must save by running on several threads before a parallel
+launch pays; it sets the serial thresholds of tiarray's kernels.
 """
 
 import _harness  # noqa: F401  (sets the Taichi environment first)
@@ -53,6 +59,32 @@ def main():
     print(f"machine: {machine_line()}")
     print_table("Launching axpy on 16 float32 elements", rows, ["method", "us / call", "speed-up vs taichi"])
     np.testing.assert_allclose(np.asarray(c), 2.0 * x + y)
+
+    import taichi.lang.impl as ti_impl
+
+    pool = []
+    for m in (16, 4096):
+        arrs = [ta.asarray(np.arange(m, dtype=np.float32)) for _ in range(3)]
+        args = [2.0] + [kernel_arg(t) for t in arrs]
+        sig = [(ta.float32, 1, False)] * 3
+        ser, par = launcher.spec(sig, (), serial=True), launcher.spec(sig, (), serial=False)
+        t_ser = timeit(lambda s=ser, v=args: s.launch(v))
+        t_par = timeit(lambda s=par, v=args: s.launch(v))
+        np.testing.assert_allclose(np.asarray(arrs[2]), 2.0 * np.asarray(arrs[0]) + np.asarray(arrs[1]))
+        pool.append(
+            {
+                "elements": m,
+                "serial variant us": fmt_us(t_ser),
+                "parallel variant us": fmt_us(t_par),
+                "cost of the pool us": fmt_us(t_par - t_ser),
+            }
+        )
+    threads = ti_impl.current_cfg().cpu_max_num_threads
+    print_table(
+        f"Taichi's CPU thread pool ({threads} threads): spec.launch of axpy, serial vs parallel variant",
+        pool,
+        ["elements", "serial variant us", "parallel variant us", "cost of the pool us"],
+    )
 
 
 if __name__ == "__main__":

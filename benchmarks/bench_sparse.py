@@ -348,6 +348,9 @@ def main(argv=None):
     ap.add_argument("--no-peers", action="store_true", help="time tiarray only")
     ap.add_argument("--no-routes", action="store_true", help="time tiarray's NumPy route only")
     ap.add_argument("--stat", choices=["min", "median"], default="min", help="statistic used for the ratios")
+    ap.add_argument(
+        "--json", default=None, help="also write the measurements to this JSON file (for plot_results.py)"
+    )
     args = ap.parse_args(argv)
     if args.quick:
         ns = args.n or [1000, 4000]
@@ -449,6 +452,8 @@ def main(argv=None):
                     )
     print_tables(rows, args.stat)
     print(f"\n_total {time.perf_counter() - t_start:.0f} s_")
+    if args.json:
+        write_json(args.json, rows, machine=vers, stat=args.stat)
     bad = [
         (r["op"], r["transpose"], r["n"], r["r"], k)
         for r in rows
@@ -459,6 +464,16 @@ def main(argv=None):
         print("\nWRONG RESULTS:", bad)
         return 1
     return 0
+
+
+def write_json(path, rows, **meta):
+    """The measurements as JSON: ``{"meta": ..., "rows": [...]}``; each row's ``res`` maps a
+    method to ``[lowest round median us, minimum us, calls, correct]``."""
+    import json
+
+    out = [{**r, "res": {k: list(v) for k, v in r["res"].items()}} for r in rows]
+    with open(path, "w") as f:
+        json.dump({"meta": {**meta, "load": os.getloadavg()}, "rows": out}, f, indent=1, default=str)
 
 
 def _fmt(x):
