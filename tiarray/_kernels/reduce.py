@@ -483,6 +483,7 @@ def _reduce(
     serial2: ti.template(),
     xbits: ti.template(),
     ocplx: ti.template(),
+    pad: ti.template(),
 ):
     # meta = [offset, ndo, ndi, oshape[ndo], ostrides[ndo], ishape[ndi], istrides[ndi]], in
     # elements of x (real elements for complex data, whose pairs sit at off, off + 1).
@@ -491,34 +492,36 @@ def _reduce(
     # accumulated through `* one` (see _value). direct: one chunk per output, written to
     # out at once; otherwise the chunks' accumulators go to part, and a second loop
     # (serial if serial2) combines them.
-    for t in range(n_out * n_chunks):
-        ar, ai = _task(
-            x,
-            aux,
-            meta,
-            t,
-            n_chunks,
-            chunk,
-            m,
-            one,
-            op,
-            acc_t,
-            val_t,
-            cplx,
-            pairwise,
-            key_t,
-            fkey,
-            widen,
-            xbits,
-        )
-        if ti.static(direct):
-            _finish(out, t, ar, ai, div, acc_t, val_t, out_t, ocplx, post, key_t, fkey)
-        else:
-            if ti.static(ocplx):
-                part[2 * t] = ar
-                part[2 * t + 1] = ai
+    for s_ in range(n_out * n_chunks * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see _pad)
+            t = s_ // pad
+            ar, ai = _task(
+                x,
+                aux,
+                meta,
+                t,
+                n_chunks,
+                chunk,
+                m,
+                one,
+                op,
+                acc_t,
+                val_t,
+                cplx,
+                pairwise,
+                key_t,
+                fkey,
+                widen,
+                xbits,
+            )
+            if ti.static(direct):
+                _finish(out, t, ar, ai, div, acc_t, val_t, out_t, ocplx, post, key_t, fkey)
             else:
-                part[t] = ar
+                if ti.static(ocplx):
+                    part[2 * t] = ar
+                    part[2 * t + 1] = ai
+                else:
+                    part[t] = ar
     if ti.static(not direct):
         if ti.static(serial2):
             ti.loop_config(serialize=True)
@@ -568,6 +571,7 @@ def _reduce_cols(
     widen: ti.template(),
     serial2: ti.template(),
     xbits: ti.template(),
+    pad: ti.template(),
 ):
     # Reductions whose outputs are contiguous in x (the last kept axis has stride 1, the
     # reduced axes larger strides; e.g. a sum over axis 0 of a C-contiguous matrix). A
@@ -577,59 +581,61 @@ def _reduce_cols(
     # chunks and writes out.
     n_out = n_rest * Lf
     ntile = (Lf + _COL_W - 1) // _COL_W
-    for t in range(n_rest * ntile * n_chunks):
-        c = t % n_chunks
-        q = t // n_chunks
-        tile = q % ntile
-        rr = q // ntile
-        ndo = ti.cast(meta[1], ti.i32)
-        ndi = ti.cast(meta[2], ti.i32)
-        ish = 3 + 2 * ndo
-        base = meta[0]
-        rem = ti.cast(rr, ti.i64)
-        for kk in range(ndo - 1):
-            d = ndo - 2 - kk
-            sh = meta[3 + d]
-            base += (rem % sh) * meta[3 + ndo + d]
-            rem = rem // sh
-        g0 = tile * _COL_W
-        cnt = ti.min(_COL_W, Lf - g0)
-        ob = rr * Lf + g0
-        start = ti.cast(c, ti.i64) * chunk
-        end = ti.min(start + chunk, m)
-        L = meta[ish + ndi - 1]
-        sL = meta[ish + 2 * ndi - 1]
-        mu = ti.Vector([ti.cast(0, acc_t)] * _COL_W, dt=acc_t)
-        if ti.static(op == SQDEV):
-            for a in ti.static(range(_COL_W)):
-                mu[a] = ti.cast(aux[ob + ti.min(a, cnt - 1)], acc_t)
-        acc = ti.Vector([ti.cast(0, acc_t)] * _COL_W, dt=acc_t)
-        if ti.static(op == PROD or op == ALL):
-            acc = ti.Vector([ti.cast(1, acc_t)] * _COL_W, dt=acc_t)
-        if ti.static(op == MAX or op == MIN):
-            off0, j0 = _walk_offset(meta, base, start, ndi, ish)
-            lo0 = ti.cast(off0 + j0 * sL + g0, ti.i32)
-            for a in ti.static(range(_COL_W)):
-                acc[a] = _value(x, lo0 + ti.min(a, cnt - 1), op, acc_t, val_t, key_t, fkey, False, one)
-        pos = start
-        while pos < end:
-            off, j = _walk_offset(meta, base, pos, ndi, ish)
-            r = ti.min(L - j, end - pos)
-            off += j * sL + g0
-            for k in range(ti.cast(r, ti.i32)):
-                lo = ti.cast(off + k * sL, ti.i32)
+    for s_ in range(n_rest * ntile * n_chunks * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see _pad)
+            t = s_ // pad
+            c = t % n_chunks
+            q = t // n_chunks
+            tile = q % ntile
+            rr = q // ntile
+            ndo = ti.cast(meta[1], ti.i32)
+            ndi = ti.cast(meta[2], ti.i32)
+            ish = 3 + 2 * ndo
+            base = meta[0]
+            rem = ti.cast(rr, ti.i64)
+            for kk in range(ndo - 1):
+                d = ndo - 2 - kk
+                sh = meta[3 + d]
+                base += (rem % sh) * meta[3 + ndo + d]
+                rem = rem // sh
+            g0 = tile * _COL_W
+            cnt = ti.min(_COL_W, Lf - g0)
+            ob = rr * Lf + g0
+            start = ti.cast(c, ti.i64) * chunk
+            end = ti.min(start + chunk, m)
+            L = meta[ish + ndi - 1]
+            sL = meta[ish + 2 * ndi - 1]
+            mu = ti.Vector([ti.cast(0, acc_t)] * _COL_W, dt=acc_t)
+            if ti.static(op == SQDEV):
                 for a in ti.static(range(_COL_W)):
-                    i = lo + ti.min(a, cnt - 1)  # the lanes past the last output re-read it
-                    if ti.static(op == ALL or op == ANY or op == COUNT):
-                        acc[a] = _step(op, acc_t, acc[a], _nonzero(x, i, False, acc_t, xbits), mu[a])
-                    else:
-                        acc[a] = _step(
-                            op, acc_t, acc[a], _value(x, i, op, acc_t, val_t, key_t, fkey, widen, one), mu[a]
-                        )
-            pos += r
-        for a in ti.static(range(_COL_W)):
-            if a < cnt:
-                part[c * n_out + ob + a] = acc[a]
+                    mu[a] = ti.cast(aux[ob + ti.min(a, cnt - 1)], acc_t)
+            acc = ti.Vector([ti.cast(0, acc_t)] * _COL_W, dt=acc_t)
+            if ti.static(op == PROD or op == ALL):
+                acc = ti.Vector([ti.cast(1, acc_t)] * _COL_W, dt=acc_t)
+            if ti.static(op == MAX or op == MIN):
+                off0, j0 = _walk_offset(meta, base, start, ndi, ish)
+                lo0 = ti.cast(off0 + j0 * sL + g0, ti.i32)
+                for a in ti.static(range(_COL_W)):
+                    acc[a] = _value(x, lo0 + ti.min(a, cnt - 1), op, acc_t, val_t, key_t, fkey, False, one)
+            pos = start
+            while pos < end:
+                off, j = _walk_offset(meta, base, pos, ndi, ish)
+                r = ti.min(L - j, end - pos)
+                off += j * sL + g0
+                for k in range(ti.cast(r, ti.i32)):
+                    lo = ti.cast(off + k * sL, ti.i32)
+                    for a in ti.static(range(_COL_W)):
+                        i = lo + ti.min(a, cnt - 1)  # the lanes past the last output re-read it
+                        if ti.static(op == ALL or op == ANY or op == COUNT):
+                            acc[a] = _step(op, acc_t, acc[a], _nonzero(x, i, False, acc_t, xbits), mu[a])
+                        else:
+                            acc[a] = _step(
+                                op, acc_t, acc[a], _value(x, i, op, acc_t, val_t, key_t, fkey, widen, one), mu[a]
+                            )
+                pos += r
+            for a in ti.static(range(_COL_W)):
+                if a < cnt:
+                    part[c * n_out + ob + a] = acc[a]
     if ti.static(serial2):
         ti.loop_config(serialize=True)
     for o in range(n_out):
@@ -648,6 +654,25 @@ _cols_launcher = _cols_launchers[False]
 # CPU: a task reduces at least this many elements when one output is split into chunks.
 _CPU_CHUNK = 1 << 16
 _CUDA_CHUNK = 1 << 12
+
+
+# Taichi 1.7's CPU backend hands a parallel range-for whose bounds are run-time values to
+# its thread pool in blocks of 512 iterations (``cpu_block_dim_adaptive``; a
+# ``ti.loop_config(block_dim=...)`` is ignored): a loop of a few hundred heavy tasks runs
+# on one thread. The task loops therefore iterate ``tasks * pad`` times and act on every
+# ``pad``-th iteration, so that each block holds one task (``tiarray.operators``' sparse
+# kernels use the same device, their ``CHUNK``). An empty iteration costs a few
+# nanoseconds, so padding is for tasks of at least ``_PAD_MIN_WORK`` elements.
+_PAD = 512
+_PAD_MIN_WORK = 1 << 14
+_PAD_MAX_TASKS = 4096
+
+
+def _pad(tasks: int, work_per_task: int, serial: bool) -> int:
+    """The ``pad`` of a task loop: 512 when its tasks are few and heavy (on the CPU), else 1."""
+    if serial or not _runtime.is_cpu() or tasks >= _PAD_MAX_TASKS or work_per_task < _PAD_MIN_WORK:
+        return 1
+    return _PAD
 
 
 def num_threads() -> int:
@@ -767,8 +792,11 @@ def _plan(x: TiArray, axes: tuple, op: int, acc_dtype, out_dtype, n_out: int, po
         n_chunks = 1
         chunk_len = max(m, 1)
     else:
+        if on_cpu:  # about 8 tasks per thread: few enough to pad, enough to balance
+            chunk_len = max(chunk_len, -(-m // (8 * num_threads() * max(n_out, 1))))
         n_chunks = -(-m // chunk_len)
     direct = n_chunks == 1
+    pad = _pad(n_out * n_chunks, chunk_len, serial)
     ocplx = cplx and op in (SUM, PROD)  # complex results (all/any/count are real)
     aux_k = kernel_dtype(acc_dtype) if op == SQDEV else acc_k
     p = _Plan()
@@ -779,7 +807,7 @@ def _plan(x: TiArray, axes: tuple, op: int, acc_dtype, out_dtype, n_out: int, po
     p.spec = _launchers[fm].spec(
         [(out_k, 1, False), (acc_k, 1, False), (x_k, 1, False), (aux_k, 1, False), (_dtypes.int64, 1, False)],
         (op, acc_t, tail[0], _dtypes.taichi_type(out_k), cplx, post, pairwise, *tail[1:], direct, n_out <= 64,
-         float_bits(x._dtype), ocplx),
+         float_bits(x._dtype), ocplx, pad),
         serial=serial,
     )  # fmt: skip
     p.meta = _meta(off, outer, inner)
@@ -821,7 +849,7 @@ def _plan_columns(p, x, span, off, outer, inner, op, acc_k, tail, fm, out_k, pos
         [(out_k, 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False), (aux_k, 1, False),
          (_dtypes.int64, 1, False)],
         (op, _dtypes.taichi_type(acc_k), tail[0], _dtypes.taichi_type(out_k), post, *tail[1:], n_out <= 64,
-         float_bits(x._dtype)),
+         float_bits(x._dtype), _pad(tasks * n_chunks, chunk * min(Lf, _COL_W), serial)),
         serial=serial,
     )  # fmt: skip
     p.meta = _meta(off, outer, inner)
@@ -910,52 +938,55 @@ def _argreduce(
     fkey: ti.template(),
     direct: ti.template(),
     serial2: ti.template(),
+    pad: ti.template(),
 ):
     # Walks the reduced axes in C order (no reordering): the index of an element is its
     # position in that walk. Strict comparisons keep the first occurrence; NaN is the
     # extreme key (the first NaN wins, as in NumPy).
-    for t in range(n_out * n_chunks):
-        o = t // n_chunks
-        c = t - o * n_chunks
-        ndo = ti.cast(meta[1], ti.i32)
-        ndi = ti.cast(meta[2], ti.i32)
-        ish = 3 + 2 * ndo
-        base = meta[0]
-        rem = ti.cast(o, ti.i64)
-        for kk in range(ndo):
-            d = ndo - 1 - kk
-            sh = meta[3 + d]
-            base += (rem % sh) * meta[3 + ndo + d]
-            rem = rem // sh
-        start = ti.cast(c, ti.i64) * chunk
-        end = ti.min(start + chunk, m)
-        L = meta[ish + ndi - 1]
-        sL = meta[ish + 2 * ndi - 1]
-        best = ti.cast(0, acc_t)
-        bidx = start
-        if start < end:
-            off0, j0 = _walk_offset(meta, base, start, ndi, ish)
-            best = _value(x, ti.cast(off0 + j0 * sL, ti.i32), op, acc_t, val_t, key_t, fkey, False, 1.0)
-        pos = start
-        while pos < end:
-            off, j = _walk_offset(meta, base, pos, ndi, ish)
-            r = ti.min(L - j, end - pos)
-            lo = ti.cast(off + j * sL, ti.i32)
-            s = ti.cast(sL, ti.i32)
-            for k in range(ti.cast(r, ti.i32)):
-                v = _value(x, lo + k * s, op, acc_t, val_t, key_t, fkey, False, 1.0)
-                better = v > best
-                if ti.static(op == MIN):
-                    better = v < best
-                if better:
-                    best = v
-                    bidx = pos + k
-            pos += r
-        if ti.static(direct):
-            out[t] = bidx
-        else:
-            pval[t] = best
-            pidx[t] = bidx
+    for s_ in range(n_out * n_chunks * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see _pad)
+            t = s_ // pad
+            o = t // n_chunks
+            c = t - o * n_chunks
+            ndo = ti.cast(meta[1], ti.i32)
+            ndi = ti.cast(meta[2], ti.i32)
+            ish = 3 + 2 * ndo
+            base = meta[0]
+            rem = ti.cast(o, ti.i64)
+            for kk in range(ndo):
+                d = ndo - 1 - kk
+                sh = meta[3 + d]
+                base += (rem % sh) * meta[3 + ndo + d]
+                rem = rem // sh
+            start = ti.cast(c, ti.i64) * chunk
+            end = ti.min(start + chunk, m)
+            L = meta[ish + ndi - 1]
+            sL = meta[ish + 2 * ndi - 1]
+            best = ti.cast(0, acc_t)
+            bidx = start
+            if start < end:
+                off0, j0 = _walk_offset(meta, base, start, ndi, ish)
+                best = _value(x, ti.cast(off0 + j0 * sL, ti.i32), op, acc_t, val_t, key_t, fkey, False, 1.0)
+            pos = start
+            while pos < end:
+                off, j = _walk_offset(meta, base, pos, ndi, ish)
+                r = ti.min(L - j, end - pos)
+                lo = ti.cast(off + j * sL, ti.i32)
+                s = ti.cast(sL, ti.i32)
+                for k in range(ti.cast(r, ti.i32)):
+                    v = _value(x, lo + k * s, op, acc_t, val_t, key_t, fkey, False, 1.0)
+                    better = v > best
+                    if ti.static(op == MIN):
+                        better = v < best
+                    if better:
+                        best = v
+                        bidx = pos + k
+                pos += r
+            if ti.static(direct):
+                out[t] = bidx
+            else:
+                pval[t] = best
+                pidx[t] = bidx
     if ti.static(not direct):
         if ti.static(serial2):
             ti.loop_config(serialize=True)
@@ -997,6 +1028,8 @@ def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
     if serial or many_out or m <= chunk_len:
         n_chunks, chunk_len = 1, max(m, 1)
     else:
+        if on_cpu:
+            chunk_len = max(chunk_len, -(-m // (8 * num_threads() * n_out)))
         n_chunks = -(-m // chunk_len)
     direct = n_chunks == 1
     if direct:
@@ -1010,7 +1043,8 @@ def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
     i64 = (_dtypes.int64, 1, False)
     spec = _arg_launcher.spec(
         [i64, (acc_k, 1, False), i64, (kernel_dtype(x._dtype), 1, False), i64],
-        (MAX if is_max else MIN, acc_t, tail[0], tail[1], tail[2], direct, n_out <= 64),
+        (MAX if is_max else MIN, acc_t, tail[0], tail[1], tail[2], direct, n_out <= 64,
+         _pad(n_out * n_chunks, chunk_len, serial)),
         serial=serial,
     )
     spec.launch(
