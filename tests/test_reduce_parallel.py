@@ -2,7 +2,7 @@
 
 Taichi 1.7 hands a parallel loop over a run-time number of iterations to its thread pool
 in blocks of 512, so the reduction kernels pad their task loops (one task per block, see
-``tiarray._kernels.reduce._pad``). These arrays are big enough for that path (several
+``tiarray._kernels.reduce.task_pad``). These arrays are big enough for that path (several
 MiB, a few heavy tasks); the results must equal NumPy's whatever the task split.
 """
 
@@ -21,10 +21,10 @@ def test_padding_is_chosen_for_few_heavy_tasks_only():
     from tiarray import _runtime
 
     _runtime.ensure_init()
-    assert R._pad(16, 1 << 16, serial=False) == (R._PAD if _runtime.is_cpu() else 1)
-    assert R._pad(16, 1 << 16, serial=True) == 1  # serial variants have no pool
-    assert R._pad(10_000, 1 << 16, serial=False) == 1  # enough blocks already
-    assert R._pad(16, 8, serial=False) == 1  # tasks too light for empty iterations
+    assert R.task_pad(16, 1 << 16, serial=False) == (R._PAD if _runtime.is_cpu() else 1)
+    assert R.task_pad(16, 1 << 16, serial=True) == 1  # serial variants have no pool
+    assert R.task_pad(10_000, 1 << 16, serial=False) == 1  # enough blocks already
+    assert R.task_pad(16, 8, serial=False) == 1  # tasks too light for empty iterations
 
 
 @pytest.mark.parametrize("n", SIZES)
@@ -72,3 +72,33 @@ def test_few_large_outputs_and_column_reductions():
     np.testing.assert_array_equal(np.asarray(ta.max(tb, axis=0)), b.max(axis=0))
     np.testing.assert_allclose(np.asarray(ta.sum(tb, axis=0)), b.astype(np.float64).sum(axis=0), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(ta.mean(tb, axis=0)), b.astype(np.float64).mean(axis=0), rtol=1e-5)
+
+
+def test_linalg_reductions_split_into_padded_chunks():
+    x = np.random.default_rng(3).standard_normal(2_000_003)
+    x[1_999_999] = -50.0
+    t = ta.asarray(x)
+    assert float(ta.linalg.vector_norm(t)) == pytest.approx(np.linalg.norm(x), rel=1e-12)
+    assert float(ta.linalg.vector_norm(t, ord=np.inf)) == 50.0
+    assert float(ta.linalg.vector_norm(t, ord=1)) == pytest.approx(np.abs(x).sum(), rel=1e-12)
+    assert float(ta.vecdot(t, t)) == pytest.approx(float(x @ x), rel=1e-12)
+
+
+def test_nonzero_and_unique_over_padded_chunks():
+    rng = np.random.default_rng(4)
+    m = rng.random(1_500_007) < 0.3
+    m[-1] = True
+    (idx,) = ta.nonzero(ta.asarray(m))
+    np.testing.assert_array_equal(np.asarray(idx), np.nonzero(m)[0])
+    m2 = m[:1_500_002].reshape(-1, 7)
+    got = ta.nonzero(ta.asarray(m2))
+    for g, r in zip(got, np.nonzero(m2)):
+        np.testing.assert_array_equal(np.asarray(g), r)
+    v = rng.integers(0, 5000, 1_200_000)
+    u = ta.unique_values(ta.asarray(v))
+    np.testing.assert_array_equal(np.sort(np.asarray(u)), np.unique(v))
+    r = ta.unique_all(ta.asarray(v))
+    order = np.argsort(np.asarray(r.values))
+    np.testing.assert_array_equal(np.asarray(r.values)[order], np.unique(v))
+    np.testing.assert_array_equal(np.asarray(r.values)[np.asarray(r.inverse_indices)], v)
+    np.testing.assert_array_equal(np.asarray(r.counts)[order], np.unique(v, return_counts=True)[1])

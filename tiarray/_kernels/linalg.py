@@ -21,6 +21,7 @@ from .._launch import IEEE, Launcher
 from ._strided import meta_arg, meta_array
 from .gather import check_elements
 from .gather import span as span_arg
+from .reduce import task_pad
 
 SUM, SUMABS, SUMSQ, SUMPOW, MAXABS, MINABS, COUNTNZ, MAX, MIN = range(9)
 FIN_NONE, FIN_SQRT, FIN_ROOT = range(3)
@@ -59,106 +60,111 @@ def _reduce(
     acc_t: ti.template(),
     cplx: ti.template(),
     fin: ti.template(),
+    pad: ti.template(),
 ):
     """``out[o * nchunks + c] = reduce_{r in chunk c} f(x[o, r])`` (complex SUM: pairs)."""
-    for t in range(n):
-        nchunks = meta[3]
-        c = t % nchunks
-        o = t // nchunks
-        base = meta[0]
-        rem = o
-        for k in ti.static(range(no)):
-            d = ti.static(no - 1 - k)
-            cc = rem % meta[4 + d]
-            rem = rem // meta[4 + d]
-            base += cc * meta[4 + no + d]
-        r0 = ti.cast(c * meta[2], ti.i32)
-        r1 = ti.cast(ti.min(c * meta[2] + meta[2], meta[1]), ti.i32)
-        # odometer over the reduced axes, starting at r0
-        ci = ti.Vector([0] * nr, dt=ti.i64)
-        rem = r0
-        off = base
-        for k in ti.static(range(nr)):
-            d = ti.static(nr - 1 - k)
-            ci[d] = rem % meta[4 + 2 * no + d]
-            rem = rem // meta[4 + 2 * no + d]
-            off += ci[d] * meta[4 + 2 * no + nr + d]
-        init = ti.cast(0, acc_t)
-        if ti.static(op == MINABS):
-            init = ti.cast(math.inf, acc_t)
-        elif ti.static(op == MAXABS):
-            init = ti.cast(0, acc_t)
-        elif ti.static(op == MAX):
-            init = (
-                ti.cast(-math.inf, acc_t)
-                if ti.static(acc_t == ti.f64 or acc_t == ti.f32)
-                else ti.cast(0, acc_t)
-            )
-        elif ti.static(op == MIN):
-            init = (
-                ti.cast(math.inf, acc_t)
-                if ti.static(acc_t == ti.f64 or acc_t == ti.f32)
-                else ti.cast(0, acc_t)
-            )
-        acc = init
-        acc_im = ti.cast(0, acc_t)
-        first = True
-        for r in range(r0, r1):
-            v = ti.cast(0, acc_t)
-            if ti.static(cplx):
-                re = ti.cast(x[2 * off], acc_t)
-                im = ti.cast(x[2 * off + 1], acc_t)
-                if ti.static(op == SUM):
-                    acc += re
-                    acc_im += im
-                else:
-                    sq = re * re + im * im
-                    if ti.static(op == SUMSQ):
-                        v = sq
-                    elif ti.static(op == SUMPOW):
-                        v = ti.pow(sq, p * 0.5)
-                    elif ti.static(op == COUNTNZ):
-                        # `==`, not `!=`: Taichi emits an ordered compare, and NaN counts as non-zero
-                        v = ti.select(re == 0 and im == 0, ti.cast(0, acc_t), ti.cast(1, acc_t))
-                    else:
-                        v = ti.sqrt(sq)
-                    acc = _combine(op, acc, v)
-            else:
-                xv = ti.cast(x[off], acc_t)
-                if ti.static(op == SUM or op == MAX or op == MIN):
-                    v = xv
-                elif ti.static(op == SUMSQ):
-                    v = xv * xv
-                elif ti.static(op == SUMPOW):
-                    v = ti.pow(ti.abs(xv), p)
-                elif ti.static(op == COUNTNZ):
-                    v = ti.select(xv == 0, ti.cast(0, acc_t), ti.cast(1, acc_t))
-                else:
-                    v = ti.abs(xv)
-                if ti.static(op == MAX or op == MIN):
-                    if first:
-                        acc = v
-                acc = _combine(op, acc, v)
-            first = False
-            # advance
-            last = ti.static(nr - 1)
-            ci[last] += 1
-            off += meta[4 + 2 * no + nr + last]
-            for k in ti.static(range(nr - 1)):
+    for s_ in range(n * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+            t = s_ // pad
+            nchunks = meta[3]
+            c = t % nchunks
+            o = t // nchunks
+            base = meta[0]
+            rem = o
+            for k in ti.static(range(no)):
+                d = ti.static(no - 1 - k)
+                cc = rem % meta[4 + d]
+                rem = rem // meta[4 + d]
+                base += cc * meta[4 + no + d]
+            r0 = ti.cast(c * meta[2], ti.i32)
+            r1 = ti.cast(ti.min(c * meta[2] + meta[2], meta[1]), ti.i32)
+            # odometer over the reduced axes, starting at r0
+            ci = ti.Vector([0] * nr, dt=ti.i64)
+            rem = r0
+            off = base
+            for k in ti.static(range(nr)):
                 d = ti.static(nr - 1 - k)
-                if ci[d] == meta[4 + 2 * no + d]:
-                    ci[d] = 0
-                    ci[d - 1] += 1
-                    off += meta[4 + 2 * no + nr + d - 1] - meta[4 + 2 * no + d] * meta[4 + 2 * no + nr + d]
-        if ti.static(fin == FIN_SQRT):
-            acc = ti.sqrt(acc)
-        elif ti.static(fin == FIN_ROOT):
-            acc = ti.pow(acc, 1.0 / p)
-        if ti.static(cplx and op == SUM):
-            out[2 * t] = acc
-            out[2 * t + 1] = acc_im
-        else:
-            out[t] = acc
+                ci[d] = rem % meta[4 + 2 * no + d]
+                rem = rem // meta[4 + 2 * no + d]
+                off += ci[d] * meta[4 + 2 * no + nr + d]
+            init = ti.cast(0, acc_t)
+            if ti.static(op == MINABS):
+                init = ti.cast(math.inf, acc_t)
+            elif ti.static(op == MAXABS):
+                init = ti.cast(0, acc_t)
+            elif ti.static(op == MAX):
+                init = (
+                    ti.cast(-math.inf, acc_t)
+                    if ti.static(acc_t == ti.f64 or acc_t == ti.f32)
+                    else ti.cast(0, acc_t)
+                )
+            elif ti.static(op == MIN):
+                init = (
+                    ti.cast(math.inf, acc_t)
+                    if ti.static(acc_t == ti.f64 or acc_t == ti.f32)
+                    else ti.cast(0, acc_t)
+                )
+            acc = init
+            acc_im = ti.cast(0, acc_t)
+            first = True
+            for r in range(r0, r1):
+                v = ti.cast(0, acc_t)
+                if ti.static(cplx):
+                    re = ti.cast(x[2 * off], acc_t)
+                    im = ti.cast(x[2 * off + 1], acc_t)
+                    if ti.static(op == SUM):
+                        acc += re
+                        acc_im += im
+                    else:
+                        sq = re * re + im * im
+                        if ti.static(op == SUMSQ):
+                            v = sq
+                        elif ti.static(op == SUMPOW):
+                            v = ti.pow(sq, p * 0.5)
+                        elif ti.static(op == COUNTNZ):
+                            # `==`, not `!=`: Taichi emits an ordered compare, and NaN counts as non-zero
+                            v = ti.select(re == 0 and im == 0, ti.cast(0, acc_t), ti.cast(1, acc_t))
+                        else:
+                            v = ti.sqrt(sq)
+                        acc = _combine(op, acc, v)
+                else:
+                    xv = ti.cast(x[off], acc_t)
+                    if ti.static(op == SUM or op == MAX or op == MIN):
+                        v = xv
+                    elif ti.static(op == SUMSQ):
+                        v = xv * xv
+                    elif ti.static(op == SUMPOW):
+                        v = ti.pow(ti.abs(xv), p)
+                    elif ti.static(op == COUNTNZ):
+                        v = ti.select(xv == 0, ti.cast(0, acc_t), ti.cast(1, acc_t))
+                    else:
+                        v = ti.abs(xv)
+                    if ti.static(op == MAX or op == MIN):
+                        if first:
+                            acc = v
+                    acc = _combine(op, acc, v)
+                first = False
+                # advance
+                last = ti.static(nr - 1)
+                ci[last] += 1
+                off += meta[4 + 2 * no + nr + last]
+                for k in ti.static(range(nr - 1)):
+                    d = ti.static(nr - 1 - k)
+                    if ci[d] == meta[4 + 2 * no + d]:
+                        ci[d] = 0
+                        ci[d - 1] += 1
+                        off += (
+                            meta[4 + 2 * no + nr + d - 1] - meta[4 + 2 * no + d] * meta[4 + 2 * no + nr + d]
+                        )
+            if ti.static(fin == FIN_SQRT):
+                acc = ti.sqrt(acc)
+            elif ti.static(fin == FIN_ROOT):
+                acc = ti.pow(acc, 1.0 / p)
+            if ti.static(cplx and op == SUM):
+                out[2 * t] = acc
+                out[2 * t + 1] = acc_im
+            else:
+                out[t] = acc
 
 
 _reduce_l = Launcher(_reduce, name="linalg_reduce", compile_options=IEEE)
@@ -261,10 +267,11 @@ def _launch(x, out, out_shape, out_str, red_shape, red_str, n_red, chunk, nchunk
     acc = acc_dtype(x._dtype, op) if x._dtype.kind != "c" else _dtypes.float64
     od = out._dtype if out._dtype.kind != "c" else _dtypes.float64
     nout = out.size * (2 if out._dtype.kind == "c" else 1)
+    serial = _reduce_l.use_serial(x.size * x._dtype.itemsize)
     spec = _reduce_l.spec(
         [(xd, 1, False), (od, 1, False), (_dtypes.int64, 1, False)],
-        (no, nr, op, _dtypes.taichi_type(acc), cplx, fin),
-        serial=_reduce_l.use_serial(x.size * x._dtype.itemsize),
+        (no, nr, op, _dtypes.taichi_type(acc), cplx, fin, task_pad(n, chunk, serial)),
+        serial=serial,
     )
     spec.launch([span, (out._ptr, out._nbytes(), (nout,)), meta_arg(meta), n, float(p)])
 

@@ -493,7 +493,7 @@ def _reduce(
     # out at once; otherwise the chunks' accumulators go to part, and a second loop
     # (serial if serial2) combines them.
     for s_ in range(n_out * n_chunks * pad):
-        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see _pad)
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see task_pad)
             t = s_ // pad
             ar, ai = _task(
                 x,
@@ -582,7 +582,7 @@ def _reduce_cols(
     n_out = n_rest * Lf
     ntile = (Lf + _COL_W - 1) // _COL_W
     for s_ in range(n_rest * ntile * n_chunks * pad):
-        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see _pad)
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see task_pad)
             t = s_ // pad
             c = t % n_chunks
             q = t // n_chunks
@@ -630,7 +630,11 @@ def _reduce_cols(
                             acc[a] = _step(op, acc_t, acc[a], _nonzero(x, i, False, acc_t, xbits), mu[a])
                         else:
                             acc[a] = _step(
-                                op, acc_t, acc[a], _value(x, i, op, acc_t, val_t, key_t, fkey, widen, one), mu[a]
+                                op,
+                                acc_t,
+                                acc[a],
+                                _value(x, i, op, acc_t, val_t, key_t, fkey, widen, one),
+                                mu[a],
                             )
                 pos += r
             for a in ti.static(range(_COL_W)):
@@ -668,7 +672,7 @@ _PAD_MIN_WORK = 1 << 14
 _PAD_MAX_TASKS = 4096
 
 
-def _pad(tasks: int, work_per_task: int, serial: bool) -> int:
+def task_pad(tasks: int, work_per_task: int, serial: bool) -> int:
     """The ``pad`` of a task loop: 512 when its tasks are few and heavy (on the CPU), else 1."""
     if serial or not _runtime.is_cpu() or tasks >= _PAD_MAX_TASKS or work_per_task < _PAD_MIN_WORK:
         return 1
@@ -796,7 +800,7 @@ def _plan(x: TiArray, axes: tuple, op: int, acc_dtype, out_dtype, n_out: int, po
             chunk_len = max(chunk_len, -(-m // (8 * num_threads() * max(n_out, 1))))
         n_chunks = -(-m // chunk_len)
     direct = n_chunks == 1
-    pad = _pad(n_out * n_chunks, chunk_len, serial)
+    pad = task_pad(n_out * n_chunks, chunk_len, serial)
     ocplx = cplx and op in (SUM, PROD)  # complex results (all/any/count are real)
     aux_k = kernel_dtype(acc_dtype) if op == SQDEV else acc_k
     p = _Plan()
@@ -849,7 +853,7 @@ def _plan_columns(p, x, span, off, outer, inner, op, acc_k, tail, fm, out_k, pos
         [(out_k, 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False), (aux_k, 1, False),
          (_dtypes.int64, 1, False)],
         (op, _dtypes.taichi_type(acc_k), tail[0], _dtypes.taichi_type(out_k), post, *tail[1:], n_out <= 64,
-         float_bits(x._dtype), _pad(tasks * n_chunks, chunk * min(Lf, _COL_W), serial)),
+         float_bits(x._dtype), task_pad(tasks * n_chunks, chunk * min(Lf, _COL_W), serial)),
         serial=serial,
     )  # fmt: skip
     p.meta = _meta(off, outer, inner)
@@ -944,7 +948,7 @@ def _argreduce(
     # position in that walk. Strict comparisons keep the first occurrence; NaN is the
     # extreme key (the first NaN wins, as in NumPy).
     for s_ in range(n_out * n_chunks * pad):
-        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see _pad)
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see task_pad)
             t = s_ // pad
             o = t // n_chunks
             c = t - o * n_chunks
@@ -1043,8 +1047,16 @@ def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
     i64 = (_dtypes.int64, 1, False)
     spec = _arg_launcher.spec(
         [i64, (acc_k, 1, False), i64, (kernel_dtype(x._dtype), 1, False), i64],
-        (MAX if is_max else MIN, acc_t, tail[0], tail[1], tail[2], direct, n_out <= 64,
-         _pad(n_out * n_chunks, chunk_len, serial)),
+        (
+            MAX if is_max else MIN,
+            acc_t,
+            tail[0],
+            tail[1],
+            tail[2],
+            direct,
+            n_out <= 64,
+            task_pad(n_out * n_chunks, chunk_len, serial),
+        ),
         serial=serial,
     )
     spec.launch(

@@ -15,7 +15,7 @@ from .._interop import empty_owned
 from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
-from .reduce import dummy, flat_arg, float_bits, kernel_dtype, nonzero_bits
+from .reduce import dummy, flat_arg, float_bits, kernel_dtype, nonzero_bits, task_pad
 from .sort import sort_key
 
 _CPU_CHUNK = 1 << 16
@@ -71,26 +71,29 @@ def _nz_count(
     chunk: ti.i64,
     cplx: ti.template(),
     xbits: ti.template(),
+    pad: ti.template(),
 ):
     # part[c] = non-zeros before chunk c, part[n_chunks] = all of them. Runs follow the
     # last axis: one decode per run.
-    for c in range(n_chunks):
-        nd = ti.cast(meta[1], ti.i32)
-        L = meta[1 + nd]
-        sL = meta[1 + 2 * nd]
-        start = ti.cast(c, ti.i64) * chunk
-        end = ti.min(start + chunk, n)
-        cnt = ti.cast(0, ti.i64)
-        pos = start
-        while pos < end:
-            j = pos % L
-            off = _decode(meta, pos - j, nd)
-            r = ti.min(L - j, end - pos)
-            for k in range(ti.cast(r, ti.i32)):
-                if _nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits):
-                    cnt += 1
-            pos += r
-        part[c] = cnt
+    for s_ in range((n_chunks) * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+            c = s_ // pad
+            nd = ti.cast(meta[1], ti.i32)
+            L = meta[1 + nd]
+            sL = meta[1 + 2 * nd]
+            start = ti.cast(c, ti.i64) * chunk
+            end = ti.min(start + chunk, n)
+            cnt = ti.cast(0, ti.i64)
+            pos = start
+            while pos < end:
+                j = pos % L
+                off = _decode(meta, pos - j, nd)
+                r = ti.min(L - j, end - pos)
+                for k in range(ti.cast(r, ti.i32)):
+                    if _nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits):
+                        cnt += 1
+                pos += r
+            part[c] = cnt
     ti.loop_config(serialize=True)
     for _ in range(1):
         acc = ti.cast(0, ti.i64)
@@ -112,31 +115,34 @@ def _nz_write(
     chunk: ti.i64,
     cplx: ti.template(),
     xbits: ti.template(),
+    pad: ti.template(),
 ):
     # out[d * nnz + i]: coordinate d of the i-th non-zero element (C order)
-    for c in range(n_chunks):
-        nd = ti.cast(meta[1], ti.i32)
-        L = meta[1 + nd]
-        sL = meta[1 + 2 * nd]
-        nnz = part[n_chunks]
-        start = ti.cast(c, ti.i64) * chunk
-        end = ti.min(start + chunk, n)
-        w = part[c]
-        pos = start
-        while pos < end:
-            j = pos % L
-            off = _decode(meta, pos - j, nd)
-            r = ti.min(L - j, end - pos)
-            for k in range(ti.cast(r, ti.i32)):
-                if _nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits):
-                    q = pos + k
-                    for kk in range(nd):
-                        d = nd - 1 - kk
-                        sh = meta[2 + d]
-                        out[ti.cast(d * nnz + w, ti.i32)] = q % sh
-                        q = q // sh
-                    w += 1
-            pos += r
+    for s_ in range((n_chunks) * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+            c = s_ // pad
+            nd = ti.cast(meta[1], ti.i32)
+            L = meta[1 + nd]
+            sL = meta[1 + 2 * nd]
+            nnz = part[n_chunks]
+            start = ti.cast(c, ti.i64) * chunk
+            end = ti.min(start + chunk, n)
+            w = part[c]
+            pos = start
+            while pos < end:
+                j = pos % L
+                off = _decode(meta, pos - j, nd)
+                r = ti.min(L - j, end - pos)
+                for k in range(ti.cast(r, ti.i32)):
+                    if _nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits):
+                        q = pos + k
+                        for kk in range(nd):
+                            d = nd - 1 - kk
+                            sh = meta[2 + d]
+                            out[ti.cast(d * nnz + w, ti.i32)] = q % sh
+                            q = q // sh
+                        w += 1
+                pos += r
 
 
 _nz_count_launcher = Launcher(_nz_count, name="nonzero_count", compile_options=IEEE)
@@ -157,7 +163,7 @@ def nonzero(x: TiArray) -> TiArray:
     part = empty_owned((n_chunks + 1,), _dtypes.int64, dev)
     xk = (kernel_dtype(x._dtype), 1, False)
     i64 = (_dtypes.int64, 1, False)
-    tpl = (cplx, float_bits(x._dtype))
+    tpl = (cplx, float_bits(x._dtype), task_pad(n_chunks, chunk, serial))
     if n == 0:
         return empty_owned((x.ndim, 0), _dtypes.int64, dev)
     _nz_count_launcher.spec([i64, xk, i64], tpl, serial=serial).launch(
@@ -206,16 +212,19 @@ def _uq_count(
     n_chunks: ti.i32,
     chunk: ti.i32,
     cplx: ti.template(),
+    pad: ti.template(),
 ):
     # part[c]: group starts (in sorted order) before chunk c; part[n_chunks]: all groups
-    for c in range(n_chunks):
-        start = c * chunk
-        end = ti.min(start + chunk, n)
-        cnt = ti.cast(0, ti.i64)
-        for i in range(start, end):
-            if _starts_group(x, perm, i, cplx):
-                cnt += 1
-        part[c] = cnt
+    for s_ in range((n_chunks) * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+            c = s_ // pad
+            start = c * chunk
+            end = ti.min(start + chunk, n)
+            cnt = ti.cast(0, ti.i64)
+            for i in range(start, end):
+                if _starts_group(x, perm, i, cplx):
+                    cnt += 1
+            part[c] = cnt
     ti.loop_config(serialize=True)
     for _ in range(1):
         acc = ti.cast(0, ti.i64)
@@ -238,18 +247,21 @@ def _uq_write(
     chunk: ti.i32,
     cplx: ti.template(),
     want_inverse: ti.template(),
+    pad: ti.template(),
 ):
     # starts[g]: sorted position where group g starts; inverse[perm[i]] = group of i
-    for c in range(n_chunks):
-        start = c * chunk
-        end = ti.min(start + chunk, n)
-        g = part[c] - 1
-        for i in range(start, end):
-            if _starts_group(x, perm, i, cplx):
-                g += 1
-                starts[ti.cast(g, ti.i32)] = i
-            if ti.static(want_inverse):
-                inverse[perm[i]] = g
+    for s_ in range((n_chunks) * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+            c = s_ // pad
+            start = c * chunk
+            end = ti.min(start + chunk, n)
+            g = part[c] - 1
+            for i in range(start, end):
+                if _starts_group(x, perm, i, cplx):
+                    g += 1
+                    starts[ti.cast(g, ti.i32)] = i
+                if ti.static(want_inverse):
+                    inverse[perm[i]] = g
 
 
 @ti.kernel
@@ -320,13 +332,15 @@ def unique(xf: TiArray, *, want_indices: bool, want_inverse: bool, want_counts: 
     i32 = (_dtypes.int32, 1, False)
     serial, n_chunks, chunk = _chunking(n, _uq_count_launcher, n * (xf._dtype.itemsize + 4))
     part = empty_owned((n_chunks + 1,), _dtypes.int64, dev)
-    _uq_count_launcher.spec([i64, xk, i32], (cplx,), serial=serial).launch(
+    _uq_count_launcher.spec([i64, xk, i32], (cplx, task_pad(n_chunks, chunk, serial)), serial=serial).launch(
         [flat_arg(part), flat_arg(xf), flat_arg(perm), n, n_chunks, chunk]
     )
     nu = _read_int(part, n_chunks)
     starts = empty_owned((nu,), _dtypes.int64, dev)
     inverse = empty_owned((n,), _dtypes.int64, dev) if want_inverse else dummy(_dtypes.int64, dev)
-    _uq_write_launcher.spec([i64, i64, i64, xk, i32], (cplx, want_inverse), serial=serial).launch(
+    _uq_write_launcher.spec(
+        [i64, i64, i64, xk, i32], (cplx, want_inverse, task_pad(n_chunks, chunk, serial)), serial=serial
+    ).launch(
         [
             flat_arg(starts),
             flat_arg(inverse),
