@@ -102,3 +102,27 @@ def test_nonzero_and_unique_over_padded_chunks():
     np.testing.assert_array_equal(np.asarray(r.values)[order], np.unique(v))
     np.testing.assert_array_equal(np.asarray(r.values)[np.asarray(r.inverse_indices)], v)
     np.testing.assert_array_equal(np.asarray(r.counts)[order], np.unique(v, return_counts=True)[1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8, np.int16])
+def test_vecdot_of_long_vectors_splits_into_chunks(dtype):
+    n = 3 * 2**16 + 11
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(n) * 50).astype(dtype)
+    y = (rng.standard_normal(n) * 50).astype(dtype)
+    got = ta.vecdot(ta.asarray(x), ta.asarray(y))
+    assert got.shape == () and got.dtype == ta.asarray(x).dtype
+    if np.dtype(dtype).kind == "f":
+        ref = float(np.vecdot(x.astype(np.float64), y.astype(np.float64)))
+        assert float(got) == pytest.approx(ref, rel=1e-6 if dtype == np.float32 else 1e-12, abs=1e-3)
+    else:
+        assert int(got) == int(np.vecdot(x, y))  # integer products wrap, as in NumPy
+    # strided operands take the general path and agree
+    xs, ys = x[::2], y[::2]
+    got_s = ta.vecdot(ta.asarray(x)[::2], ta.asarray(y)[::2])
+    if np.dtype(dtype).kind == "f":
+        assert float(got_s) == pytest.approx(
+            float(np.vecdot(xs.astype(np.float64), ys.astype(np.float64))), rel=1e-5, abs=1e-2
+        )
+    else:
+        assert int(got_s) == int(np.vecdot(xs, ys))

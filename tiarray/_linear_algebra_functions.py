@@ -311,6 +311,19 @@ def vecdot(x1, x2, /, *, axis=-1) -> TiArray:
         raise ValueError(
             f"{func}(): the shapes {x1.shape} and {x2.shape} cannot be broadcast together"
         ) from None
+    from ._kernels import matmul as _mm
+
+    if (
+        a.ndim == 1
+        and b.ndim == 1
+        and K >= _mm.DOT_MIN_K
+        and rdtype.kind in "iuf"
+        and a._dtype is rdtype
+        and b._dtype is rdtype
+        and a._is_c_contiguous()
+        and b._is_c_contiguous()
+    ):
+        return _mm.long_dot(a, b, rdtype)  # split into chunks reduced in parallel
     # (..., 1, K) @ (..., K, 1) with the conjugate of x1
     a2 = a._view(a._ptr, a._shape[:-1] + (1, K), a._strides[:-1] + (0, a._strides[-1]))
     b2 = b._view(b._ptr, b._shape[:-1] + (K, 1), b._strides[:-1] + (b._strides[-1], 0))

@@ -368,3 +368,75 @@ def packed(a: TiArray, b: TiArray, c_ptr: int, c_nvec: int, ldc: int, aoffs, bof
 def blocking(ct: _dtypes.DType) -> tuple:
     rct = _dtypes.finfo_dtype(ct)
     return _BLOCKING[_dtypes.taichi_type(rct).to_string()]
+
+
+# ----------------------------------------------------------------------------- long dot products
+
+# A dot product of two long contiguous vectors (``vecdot`` of 1-D operands) is split into
+# chunks reduced in parallel (the direct kernel would run it as one task on one thread,
+# element by element). The chunk loop uses its loop variable as the index and stores
+# nothing, so LLVM vectorises it; fast math lets it reassociate the sum (the float
+# accumulation is in float64 through a runtime ``one``, as in the reductions).
+_DOT_CHUNK = 1 << 16
+DOT_MIN_K = 1 << 16
+
+
+@ti.kernel
+def _dot_chunks(
+    a: ti.types.ndarray(ndim=1),
+    b: ti.types.ndarray(ndim=1),
+    part: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=1),
+    K: ti.i32,
+    n_chunks: ti.i32,
+    chunk: ti.i32,
+    one: ti.f64,
+    acc_t: ti.template(),
+    pad: ti.template(),
+):
+    for s_ in range(n_chunks * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+            c = s_ // pad
+            lo = c * chunk
+            hi = ti.min(lo + chunk, K)
+            acc = ti.cast(0, acc_t)
+            for k in range(lo, hi):
+                acc += ti.cast(a[k], acc_t) * ti.cast(b[k], acc_t) * ti.cast(one, acc_t)
+            part[c] = acc
+    ti.loop_config(serialize=True)
+    for _ in range(1):
+        acc = ti.cast(0, acc_t)
+        for c in range(n_chunks):
+            acc += part[c]
+        out[0] = acc
+
+
+_dot_l = Launcher(_dot_chunks, name="dot_chunks", compile_options={"fast_math": True})
+
+
+def long_dot(a: TiArray, b: TiArray, rdtype: _dtypes.DType) -> TiArray:
+    """``sum(a * b)`` of two C-contiguous 1-D real arrays of dtype ``rdtype`` and length
+    at least ``DOT_MIN_K``, as a 0-d array of ``rdtype``."""
+    from .._interop import empty_owned
+    from .._launch import kernel_arg
+    from .reduce import task_pad
+
+    K = a._shape[0]
+    check_elements(K)
+    acc = _dtypes.float64 if rdtype.kind == "f" else (_dtypes.uint64 if rdtype.kind == "u" else _dtypes.int64)
+    n_chunks = -(-K // _DOT_CHUNK)
+    part = empty_owned((n_chunks,), acc, a._device)
+    res = empty_owned((1,), acc, a._device)
+    serial = _dot_l.use_serial(2 * K * rdtype.itemsize)
+    spec = _dot_l.spec(
+        [(rdtype, 1, False), (rdtype, 1, False), (acc, 1, False), (acc, 1, False)],
+        (_dtypes.taichi_type(acc), task_pad(n_chunks, _DOT_CHUNK, serial)),
+        serial=serial,
+    )
+    spec.launch(
+        [kernel_arg(a), kernel_arg(b), kernel_arg(part), kernel_arg(res), K, n_chunks, _DOT_CHUNK, 1.0]
+    )
+    from .._data_type_functions import astype
+
+    out = astype(res, rdtype) if acc is not rdtype else res
+    return out._view(out._ptr, (), ())
