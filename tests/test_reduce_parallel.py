@@ -126,3 +126,49 @@ def test_vecdot_of_long_vectors_splits_into_chunks(dtype):
         )
     else:
         assert int(got_s) == int(np.vecdot(xs, ys))
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["strided", "reversed", "complex", "two_axes", "var", "prod", "bool"],
+)
+def test_padded_path_on_other_layouts_and_operations(case):
+    rng = np.random.default_rng(6)
+    if case == "strided":
+        base = rng.standard_normal(4_000_010).astype(np.float32)
+        x = base[3::2]
+        t = ta.asarray(base)[3::2]
+        np.testing.assert_allclose(float(ta.sum(t)), x.astype(np.float64).sum(), rtol=1e-5, atol=1e-2)
+        assert float(ta.max(t)) == x.max() and int(ta.argmin(t)) == int(x.argmin())
+    elif case == "reversed":
+        base = rng.standard_normal(2_000_000)
+        t = ta.asarray(base)[::-1]
+        assert float(ta.min(t)) == base.min() and int(ta.argmax(t)) == int(base[::-1].argmax())
+    elif case == "complex":
+        z = (rng.standard_normal(1_000_001) + 1j * rng.standard_normal(1_000_001)).astype(np.complex64)
+        got = complex(ta.sum(ta.asarray(z)))
+        ref = complex(z.astype(np.complex128).sum())
+        assert abs(got - ref) <= 1e-5 * abs(z).sum()
+    elif case == "two_axes":
+        a = rng.standard_normal((3, 700, 900)).astype(np.float32)
+        t = ta.asarray(a)
+        np.testing.assert_allclose(
+            np.asarray(ta.sum(t, axis=(1, 2))), a.astype(np.float64).sum(axis=(1, 2)), rtol=1e-5, atol=1e-2
+        )
+        np.testing.assert_array_equal(np.asarray(ta.max(t, axis=(0, 2))), a.max(axis=(0, 2)))
+    elif case == "var":
+        x = rng.standard_normal(3_000_000) * 3 + 1e4
+        t = ta.asarray(x)
+        assert float(ta.var(t)) == pytest.approx(x.var(), rel=1e-9)
+        assert float(ta.std(t, correction=1)) == pytest.approx(x.std(ddof=1), rel=1e-9)
+        assert float(ta.mean(t)) == pytest.approx(x.mean(), rel=1e-12)
+    elif case == "prod":
+        x = 1 + rng.standard_normal(1_500_000) * 1e-4
+        assert float(ta.prod(ta.asarray(x))) == pytest.approx(np.prod(x), rel=1e-9)
+    else:
+        m = np.zeros(5_000_001, bool)
+        m[4_999_999] = True
+        t = ta.asarray(m)
+        assert bool(ta.any(t)) and not bool(ta.all(t))
+        assert int(ta.count_nonzero(t)) == 1
+        assert int(ta.argmax(ta.astype(t, ta.int8))) == 4_999_999
