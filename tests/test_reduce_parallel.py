@@ -172,3 +172,19 @@ def test_padded_path_on_other_layouts_and_operations(case):
         assert bool(ta.any(t)) and not bool(ta.all(t))
         assert int(ta.count_nonzero(t)) == 1
         assert int(ta.argmax(ta.astype(t, ta.int8))) == 4_999_999
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint16])
+def test_argmax_argmin_first_occurrence_across_chunks(dtype):
+    x = np.zeros(2_000_003, dtype)
+    for i in (1_500_000, 300_001, 300_000, 1_999_999):  # ties in several chunks
+        x[i] = 5
+    x[700_000] = 0 if np.dtype(dtype).kind == "u" else -3
+    x[1_800_000] = x[700_000]
+    t = ta.asarray(x)
+    assert int(ta.argmax(t)) == 300_000
+    assert int(ta.argmin(t)) == int(np.argmin(x))
+    rows = np.stack([x, x[::-1].copy(), np.roll(x, 12345)])
+    tr = ta.asarray(rows)
+    np.testing.assert_array_equal(np.asarray(ta.argmax(tr, axis=1)), np.argmax(rows, axis=1))
+    np.testing.assert_array_equal(np.asarray(ta.argmin(tr, axis=1)), np.argmin(rows, axis=1))

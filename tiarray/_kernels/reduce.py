@@ -1012,6 +1012,83 @@ def _argreduce(
 _arg_launcher = Launcher(_argreduce, name="argreduce", compile_options=IEEE)
 
 
+@ti.kernel
+def _argreduce_chunks(
+    out: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    pval: ti.types.ndarray(ndim=1),
+    x: ti.types.ndarray(ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    n_out: ti.i32,
+    n_chunks: ti.i32,
+    chunk: ti.i64,
+    m: ti.i64,
+    op: ti.template(),
+    acc_t: ti.template(),
+    val_t: ti.template(),
+    key_t: ti.template(),
+    fkey: ti.template(),
+    xbits: ti.template(),
+    pad: ti.template(),
+):
+    # Few outputs over long runs, in three passes: each chunk's extreme key, computed like
+    # a max/min reduction (branch-free, vectorised); per output, the first chunk holding
+    # the extreme; then the first position of that chunk holding it. Equal keys are equal
+    # values (NaN has one key: the first NaN wins, as in NumPy).
+    for s_ in range(n_out * n_chunks * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see task_pad)
+            t = s_ // pad
+            ar, _ = _task(x, x, meta, t, n_chunks, chunk, m, 1.0, op, acc_t, val_t, False, False, key_t, fkey,
+                          False, xbits)  # fmt: skip
+            pval[t] = ar
+    for o in range(n_out):
+        b = o * n_chunks
+        best = ti.cast(pval[b], acc_t)
+        cb = 0
+        for c in range(1, n_chunks):
+            v = ti.cast(pval[b + c], acc_t)
+            better = v > best
+            if ti.static(op == MIN):
+                better = v < best
+            if better:
+                best = v
+                cb = c
+        ndo = ti.cast(meta[1], ti.i32)
+        ndi = ti.cast(meta[2], ti.i32)
+        ish = 3 + 2 * ndo
+        base = meta[0]
+        rem = ti.cast(o, ti.i64)
+        for kk in range(ndo):
+            d = ndo - 1 - kk
+            sh = meta[3 + d]
+            base += (rem % sh) * meta[3 + ndo + d]
+            rem = rem // sh
+        L = meta[ish + ndi - 1]
+        sL = meta[ish + 2 * ndi - 1]
+        start = ti.cast(cb, ti.i64) * chunk
+        end = ti.min(start + chunk, m)
+        found = start
+        pos = start
+        while pos < end:
+            off, j = _walk_offset(meta, base, pos, ndi, ish)
+            r = ti.min(L - j, end - pos)
+            lo = ti.cast(off + j * sL, ti.i32)
+            st = ti.cast(sL, ti.i32)
+            hit = -1
+            for k in range(ti.cast(r, ti.i32)):
+                if _value(x, lo + k * st, op, acc_t, val_t, key_t, fkey, False, 1.0) == best:
+                    hit = k
+                    break
+            if hit >= 0:
+                found = pos + hit
+                pos = end
+            else:
+                pos += r
+        out[o] = found
+
+
+_argc_launcher = Launcher(_argreduce_chunks, name="argreduce_chunks", compile_options=IEEE)
+
+
 def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
     """Index of the first maximum (``is_max``) or minimum of ``x`` over ``axes`` (walked in
     C order) into the C-contiguous int64 ``out``. ``x`` must be real and the reduction
@@ -1036,6 +1113,20 @@ def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
             chunk_len = max(chunk_len, -(-m // (8 * num_threads() * n_out)))
         n_chunks = -(-m // chunk_len)
     direct = n_chunks == 1
+    meta = _meta(off, outer, inner)
+    if not direct:
+        from .._interop import empty_owned
+
+        pval = empty_owned((n_out * n_chunks,), acc_k, device)
+        spec = _argc_launcher.spec(
+            [(_dtypes.int64, 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False),
+             (_dtypes.int64, 1, False)],
+            (MAX if is_max else MIN, acc_t, tail[0], tail[1], tail[2], float_bits(x._dtype),
+             task_pad(n_out * n_chunks, chunk_len, serial)),
+            serial=serial,
+        )  # fmt: skip
+        spec.launch([flat_arg(out), flat_arg(pval), span, meta_arg(meta), n_out, n_chunks, chunk_len, m])
+        return
     if direct:
         pval, pidx = dummy(acc_k, device), dummy(_dtypes.int64, device)
     else:
