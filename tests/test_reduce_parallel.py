@@ -188,3 +188,56 @@ def test_argmax_argmin_first_occurrence_across_chunks(dtype):
     tr = ta.asarray(rows)
     np.testing.assert_array_equal(np.asarray(ta.argmax(tr, axis=1)), np.argmax(rows, axis=1))
     np.testing.assert_array_equal(np.asarray(ta.argmin(tr, axis=1)), np.argmin(rows, axis=1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_matrix_vector_products_row_dot_path(dtype):
+    rng = np.random.default_rng(7)
+
+    def mk(shape):
+        return (rng.standard_normal(shape) * 10).astype(dtype)
+
+    def check(got, ref):
+        got = np.asarray(got)
+        if np.dtype(dtype).kind == "f":
+            scale = np.max(np.abs(ref)) + 1
+            tol = 1e-5 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * scale)
+        else:
+            np.testing.assert_array_equal(got, ref)
+
+    def ref_mv(A, v):
+        if np.dtype(dtype).kind == "f":
+            return (A.astype(np.float64) @ v.astype(np.float64)).astype(dtype)
+        return A @ v
+
+    for M, K in ((300, 2000), (5, 70_000), (1, 3), (40, 1)):
+        A, v = mk((M, K)), mk(K)
+        check(ta.asarray(A) @ ta.asarray(v), ref_mv(A, v))
+    W = mk((64, 900))  # rows that are not adjacent: a column slice of a wider matrix
+    A, v = W[:, :700], mk(700)
+    check(ta.asarray(W)[:, :700] @ ta.asarray(v), ref_mv(A, v))
+    B = mk((3, 50, 400))  # a batch of matrices times one vector
+    v = mk(400)
+    check(ta.asarray(B) @ ta.asarray(v), ref_mv(B, v))
+    At = mk((500, 300)).T  # transposed: not contiguous along k, the general kernel
+    v = mk(500)
+    check(ta.asarray(At.T.copy()).T @ ta.asarray(v), ref_mv(At, v))
+    R = mk((2000, 64))  # vecdot of many rows
+    S = mk((2000, 64))
+    ref = (
+        np.sum(R.astype(np.float64) * S, axis=1).astype(dtype)
+        if np.dtype(dtype).kind == "f"
+        else np.vecdot(R, S)
+    )
+    check(ta.vecdot(ta.asarray(R), ta.asarray(S)), ref)
+
+
+def test_matrix_vector_product_propagates_nan_and_inf():
+    A = np.ones((600, 1000), np.float32)
+    A[3, 500] = np.nan
+    A[7, 10] = np.inf
+    v = np.ones(1000, np.float32)
+    got = np.asarray(ta.asarray(A) @ ta.asarray(v))
+    assert np.isnan(got[3]) and np.isposinf(got[7])
+    np.testing.assert_array_equal(np.delete(got, [3, 7]), np.full(598, 1000, np.float32))

@@ -253,6 +253,39 @@ def _direct(
 
 _direct_l = Launcher(_direct, name="matmul_direct", compile_options=IEEE)
 
+
+@ti.kernel
+def _rowdot(
+    a: ti.types.ndarray(ndim=1),
+    aoff: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    bm: ti.types.ndarray(ndim=1),
+    boff: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    out: ti.types.ndarray(ndim=1),
+    n: ti.i32,
+    M: ti.i32,
+    K: ti.i32,
+    a_rs: ti.i64,
+    ct: ti.template(),
+    pad: ti.template(),
+):
+    """``out[b, i] = sum_k A[b, i, k] * x[b, k]`` for rows and vectors contiguous along k
+    (matrix-vector products, ``vecdot`` of many rows): the k loop reads consecutive
+    elements and, compiled with fast math, LLVM vectorises its sum."""
+    for s_ in range(n * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+            t = s_ // pad
+            i = t % M
+            bt = t // M
+            pa = ti.cast(aoff[bt] + i * a_rs, ti.i32)
+            pb = ti.cast(boff[bt], ti.i32)
+            acc = ti.cast(0, ct)
+            for k in range(K):
+                acc += ti.cast(a[pa + k], ct) * ti.cast(bm[pb + k], ct)
+            out[t] = acc
+
+
+_rowdot_l = Launcher(_rowdot, name="matmul_rowdot", compile_options={"fast_math": True})
+
 # ----------------------------------------------------------------------------- drivers
 
 
@@ -299,6 +332,19 @@ def direct(a: TiArray, b: TiArray, out_buf: TiArray, aoffs, boffs, M: int, N: in
     )  # fmt: skip
     ao, aoa = _i64(np.asarray(aoffs, dtype=np.int64) * fa + oa)
     bo, boa = _i64(np.asarray(boffs, dtype=np.int64) * fb + ob)
+    if N == 1 and not cplx and not conj_a and a._strides[-1] == 1 and b._strides[-2] == 1 and K > 1:
+        from .reduce import task_pad
+
+        serial = _rowdot_l.use_serial(n * K * 2)
+        spec = _rowdot_l.spec(
+            [(_sig(a._dtype), 1, False), (_dtypes.int64, 1, False), (_sig(b._dtype), 1, False),
+             (_dtypes.int64, 1, False), (rct, 1, False)],
+            (_dtypes.taichi_type(rct), task_pad(n, K, serial)),
+            serial=serial,
+        )  # fmt: skip
+        check_elements(n, "matmul's output")
+        spec.launch([sa, aoa, sb, boa, (out_buf._ptr, n * rct.itemsize, (n,)), n, M, K, a._strides[-2]])
+        return
     spec = _direct_l.spec(
         [(_sig(a._dtype), 1, False), (_dtypes.int64, 1, False), (_sig(b._dtype), 1, False),
          (_dtypes.int64, 1, False), (rct, 1, False), (_dtypes.int64, 1, False)],
