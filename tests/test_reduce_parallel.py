@@ -241,3 +241,37 @@ def test_matrix_vector_product_propagates_nan_and_inf():
     got = np.asarray(ta.asarray(A) @ ta.asarray(v))
     assert np.isnan(got[3]) and np.isposinf(got[7])
     np.testing.assert_array_equal(np.delete(got, [3, 7]), np.full(598, 1000, np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.complex64])
+def test_cumulative_sum_and_prod_over_padded_chunks(dtype):
+    rng = np.random.default_rng(8)
+    n = 1_000_003
+    if np.dtype(dtype).kind == "c":
+        x = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+    elif np.dtype(dtype).kind == "f":
+        x = rng.standard_normal(n).astype(dtype)
+    else:
+        x = rng.integers(-100, 100, n).astype(dtype)
+    t = ta.asarray(x)
+    got = np.asarray(ta.cumulative_sum(t))
+    if np.dtype(dtype).kind in "fc":
+        ref = np.cumsum(x.astype(np.complex128 if np.dtype(dtype).kind == "c" else np.float64))
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-2 * np.sqrt(np.arange(1, n + 1)).max())
+    else:
+        np.testing.assert_array_equal(got, np.cumsum(x))
+    got0 = np.asarray(ta.cumulative_sum(t, include_initial=True))
+    assert got0[0] == 0 and got0.shape == (n + 1,)
+    np.testing.assert_array_equal(got0[1:], got)
+    m = x[: 4 * 250_000].reshape(4, 250_000)  # a few long rows
+    gm = np.asarray(ta.cumulative_sum(ta.asarray(m), axis=1))
+    np.testing.assert_allclose(
+        gm[:, -1],
+        m.astype(np.complex128 if np.dtype(dtype).kind == "c" else np.float64).sum(axis=1),
+        rtol=1e-4,
+        atol=1,
+    )
+    if np.dtype(dtype).kind != "c":
+        p = 1 + rng.standard_normal(n) * 1e-6
+        gp = np.asarray(ta.cumulative_prod(ta.asarray(p)))
+        np.testing.assert_allclose(gp, np.cumprod(p), rtol=1e-9)

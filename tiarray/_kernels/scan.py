@@ -17,7 +17,7 @@ from .. import _dtypes, _runtime
 from .._array_object import TiArray
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
-from .reduce import PROD, SUM, dummy, flat_arg, kernel_dtype, launchers, num_threads
+from .reduce import PROD, SUM, dummy, flat_arg, kernel_dtype, launchers, num_threads, task_pad
 
 _CPU_CHUNK = 1 << 16
 _CUDA_CHUNK = 1 << 12
@@ -83,6 +83,7 @@ def _scan(
     direct: ti.template(),
     serial2: ti.template(),
     widen: ti.template(),
+    pad: ti.template(),
 ):
     # meta = [x_off, out_off, nd, shape[nd], xstrides[nd], ostrides[nd], sx, so]: the rows'
     # shape and strides, then the strides along the scanned axis (elements of x and of
@@ -91,37 +92,39 @@ def _scan(
     ident = ti.cast(1 if ti.static(op == PROD) else 0, acc_t)
     if ti.static(not direct):
         # chunk totals
-        for t in range(n_rows * n_chunks):
-            r = t // n_chunks
-            c = t - r * n_chunks
-            nd = ti.cast(meta[2], ti.i32)
-            sx = ti.cast(meta[3 + 3 * nd], ti.i32)
-            xb, ob = _row_bases(meta, r)
-            start = ti.cast(c, ti.i64) * chunk
-            end = ti.min(start + chunk, M)
-            lo = ti.cast(xb + start * sx, ti.i32)
-            ar = ident
-            ai = ti.cast(0, acc_t)
-            for k in range(ti.cast(end - start, ti.i32)):
-                i = lo + k * sx
-                vr = _load(x, i, acc_t, widen, one)
+        for s_ in range(n_rows * n_chunks * pad):
+            if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+                t = s_ // pad
+                r = t // n_chunks
+                c = t - r * n_chunks
+                nd = ti.cast(meta[2], ti.i32)
+                sx = ti.cast(meta[3 + 3 * nd], ti.i32)
+                xb, ob = _row_bases(meta, r)
+                start = ti.cast(c, ti.i64) * chunk
+                end = ti.min(start + chunk, M)
+                lo = ti.cast(xb + start * sx, ti.i32)
+                ar = ident
+                ai = ti.cast(0, acc_t)
+                for k in range(ti.cast(end - start, ti.i32)):
+                    i = lo + k * sx
+                    vr = _load(x, i, acc_t, widen, one)
+                    if ti.static(cplx):
+                        vi = _load(x, i + 1, acc_t, widen, one)
+                        if ti.static(op == SUM):
+                            ar += vr
+                            ai += vi
+                        else:
+                            # without an initial 1, the first product is the element itself
+                            # (1 * (0 + nan j) would be NaN + NaN j)
+                            ar, ai = _mul_first(ar, ai, vr, vi, c == 0 and k == 0, initial)
+                    else:
+                        if ti.static(op == SUM):
+                            ar += vr
+                        else:
+                            ar *= vr
+                part[u * t] = ar
                 if ti.static(cplx):
-                    vi = _load(x, i + 1, acc_t, widen, one)
-                    if ti.static(op == SUM):
-                        ar += vr
-                        ai += vi
-                    else:
-                        # without an initial 1, the first product is the element itself
-                        # (1 * (0 + nan j) would be NaN + NaN j)
-                        ar, ai = _mul_first(ar, ai, vr, vi, c == 0 and k == 0, initial)
-                else:
-                    if ti.static(op == SUM):
-                        ar += vr
-                    else:
-                        ar *= vr
-            part[u * t] = ar
-            if ti.static(cplx):
-                part[u * t + 1] = ai
+                    part[u * t + 1] = ai
         # exclusive scan of the totals of each row: part[t] becomes the carry into chunk t
         if ti.static(serial2):
             ti.loop_config(serialize=True)
@@ -145,48 +148,50 @@ def _scan(
                 else:
                     cr *= vr
     # the scans
-    for t in range(n_rows * n_chunks):
-        r = t // n_chunks
-        c = t - r * n_chunks
-        nd = ti.cast(meta[2], ti.i32)
-        sx = ti.cast(meta[3 + 3 * nd], ti.i32)
-        so = ti.cast(meta[4 + 3 * nd], ti.i32)
-        xb, ob = _row_bases(meta, r)
-        start = ti.cast(c, ti.i64) * chunk
-        end = ti.min(start + chunk, M)
-        ar = ident
-        ai = ti.cast(0, acc_t)
-        if ti.static(not direct):
-            ar = part[u * t]
-            if ti.static(cplx):
-                ai = part[u * t + 1]
-        if ti.static(initial):
-            if c == 0:
-                o0 = ti.cast(ob, ti.i32)
-                out[o0] = ti.cast(ident, out_t)
+    for s_ in range(n_rows * n_chunks * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+            t = s_ // pad
+            r = t // n_chunks
+            c = t - r * n_chunks
+            nd = ti.cast(meta[2], ti.i32)
+            sx = ti.cast(meta[3 + 3 * nd], ti.i32)
+            so = ti.cast(meta[4 + 3 * nd], ti.i32)
+            xb, ob = _row_bases(meta, r)
+            start = ti.cast(c, ti.i64) * chunk
+            end = ti.min(start + chunk, M)
+            ar = ident
+            ai = ti.cast(0, acc_t)
+            if ti.static(not direct):
+                ar = part[u * t]
                 if ti.static(cplx):
-                    out[o0 + 1] = ti.cast(0, out_t)
-        lo = ti.cast(xb + start * sx, ti.i32)
-        olo = ti.cast(ob + (start + (1 if ti.static(initial) else 0)) * so, ti.i32)
-        for k in range(ti.cast(end - start, ti.i32)):
-            i = lo + k * sx
-            j = olo + k * so
-            vr = _load(x, i, acc_t, widen, one)
-            if ti.static(cplx):
-                vi = _load(x, i + 1, acc_t, widen, one)
-                if ti.static(op == SUM):
-                    ar += vr
-                    ai += vi
+                    ai = part[u * t + 1]
+            if ti.static(initial):
+                if c == 0:
+                    o0 = ti.cast(ob, ti.i32)
+                    out[o0] = ti.cast(ident, out_t)
+                    if ti.static(cplx):
+                        out[o0 + 1] = ti.cast(0, out_t)
+            lo = ti.cast(xb + start * sx, ti.i32)
+            olo = ti.cast(ob + (start + (1 if ti.static(initial) else 0)) * so, ti.i32)
+            for k in range(ti.cast(end - start, ti.i32)):
+                i = lo + k * sx
+                j = olo + k * so
+                vr = _load(x, i, acc_t, widen, one)
+                if ti.static(cplx):
+                    vi = _load(x, i + 1, acc_t, widen, one)
+                    if ti.static(op == SUM):
+                        ar += vr
+                        ai += vi
+                    else:
+                        ar, ai = _mul_first(ar, ai, vr, vi, c == 0 and k == 0, initial)
+                    out[j] = ti.cast(ar, out_t)
+                    out[j + 1] = ti.cast(ai, out_t)
                 else:
-                    ar, ai = _mul_first(ar, ai, vr, vi, c == 0 and k == 0, initial)
-                out[j] = ti.cast(ar, out_t)
-                out[j + 1] = ti.cast(ai, out_t)
-            else:
-                if ti.static(op == SUM):
-                    ar += vr
-                else:
-                    ar *= vr
-                out[j] = ti.cast(ar, out_t)
+                    if ti.static(op == SUM):
+                        ar += vr
+                    else:
+                        ar *= vr
+                    out[j] = ti.cast(ar, out_t)
 
 
 _launchers = launchers(_scan, "scan")
@@ -241,7 +246,7 @@ def scan_into(
         [(kernel_dtype(out._dtype), 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False),
          (_dtypes.int64, 1, False)],
         (op, _dtypes.taichi_type(acc_k), _dtypes.taichi_type(kernel_dtype(out._dtype)), cplx,
-         bool(include_initial), direct, n_rows <= 64, widen),
+         bool(include_initial), direct, n_rows <= 64, widen, task_pad(n_rows * n_chunks, chunk_len, serial)),
         serial=serial,
     )  # fmt: skip
     spec.launch([ospan, flat_arg(part), xspan, meta_arg(meta), n_rows, n_chunks, chunk_len, M, 1.0])
