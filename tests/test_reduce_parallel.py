@@ -275,3 +275,23 @@ def test_cumulative_sum_and_prod_over_padded_chunks(dtype):
         p = 1 + rng.standard_normal(n) * 1e-6
         gp = np.asarray(ta.cumulative_prod(ta.asarray(p)))
         np.testing.assert_allclose(gp, np.cumprod(p), rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8])
+def test_radix_sort_over_padded_chunks_is_stable(dtype):
+    rng = np.random.default_rng(9)
+    n = 1_300_001  # 20 chunks of the radix passes
+    if np.dtype(dtype).kind == "f":
+        x = rng.integers(-50, 50, n).astype(dtype)  # many ties
+        x[::1000] = np.nan
+        x[5] = -0.0
+    else:
+        x = rng.integers(0, 200, n).astype(dtype)
+    t = ta.asarray(x)
+    np.testing.assert_array_equal(np.asarray(ta.sort(t)), np.sort(x, kind="stable"))
+    np.testing.assert_array_equal(np.asarray(ta.argsort(t)), np.argsort(x, kind="stable"))
+    y = np.where(np.isnan(x), 0, x) if np.dtype(dtype).kind == "f" else x  # NaN order: test_sorting
+    np.testing.assert_array_equal(
+        np.asarray(ta.argsort(ta.asarray(y), descending=True)),
+        np.argsort(-y.astype(np.float64), kind="stable"),
+    )

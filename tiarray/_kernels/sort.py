@@ -31,7 +31,7 @@ from .._interop import empty_owned
 from .._launch import IEEE, Launcher
 from .._views import collapse
 from ._strided import meta_arg, meta_array, span_arg
-from .reduce import dummy, kernel_dtype
+from .reduce import dummy, kernel_dtype, task_pad
 
 BLOCK = 8  # the first sorted runs: sorting networks in registers
 # Knuth's 19-comparator network for 8 elements (checked on all 0/1 inputs in the tests)
@@ -345,20 +345,23 @@ def _radix_hist(
     shift: ti.i32,
     kt: ti.template(),
     bits: ti.template(),
+    pad: ti.template(),
 ):
     # cnt[(r * C + c) * 2**bits + d]: elements of chunk c of row r whose digit is d
-    for t in range(R * C):
-        for d in range(1 << bits):
-            cnt[t * (1 << bits) + d] = 0
-        r = t // C
-        c = t - r * C
-        lo = c * chunk
-        hi = ti.min(lo + chunk, L)
-        base = r * L
-        sh = ti.cast(shift, kt)
-        for k in range(lo, hi):
-            d = ti.cast((keys[base + k] >> sh) & ti.cast((1 << bits) - 1, kt), ti.i32)
-            cnt[t * (1 << bits) + d] += 1
+    for s_ in range((R * C) * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+            t = s_ // pad
+            for d in range(1 << bits):
+                cnt[t * (1 << bits) + d] = 0
+            r = t // C
+            c = t - r * C
+            lo = c * chunk
+            hi = ti.min(lo + chunk, L)
+            base = r * L
+            sh = ti.cast(shift, kt)
+            for k in range(lo, hi):
+                d = ti.cast((keys[base + k] >> sh) & ti.cast((1 << bits) - 1, kt), ti.i32)
+                cnt[t * (1 << bits) + d] += 1
 
 
 @ti.kernel
@@ -405,22 +408,25 @@ def _radix_scatter(
     kt: ti.template(),
     with_idx: ti.template(),
     bits: ti.template(),
+    pad: ti.template(),
 ):
-    for t in range(R * C):
-        r = t // C
-        c = t - r * C
-        lo = c * chunk
-        hi = ti.min(lo + chunk, L)
-        base = r * L
-        sh = ti.cast(shift, kt)
-        for k in range(lo, hi):
-            key = sk[base + k]
-            d = ti.cast((key >> sh) & ti.cast((1 << bits) - 1, kt), ti.i32)
-            p = cnt[t * (1 << bits) + d]
-            cnt[t * (1 << bits) + d] = p + 1
-            dk[base + p] = key
-            if ti.static(with_idx):
-                di[base + p] = si[base + k]
+    for s_ in range((R * C) * pad):
+        if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
+            t = s_ // pad
+            r = t // C
+            c = t - r * C
+            lo = c * chunk
+            hi = ti.min(lo + chunk, L)
+            base = r * L
+            sh = ti.cast(shift, kt)
+            for k in range(lo, hi):
+                key = sk[base + k]
+                d = ti.cast((key >> sh) & ti.cast((1 << bits) - 1, kt), ti.i32)
+                p = cnt[t * (1 << bits) + d]
+                cnt[t * (1 << bits) + d] = p + 1
+                dk[base + p] = key
+                if ti.static(with_idx):
+                    di[base + p] = si[base + k]
 
 
 _FIN_BLOCK = 1024
@@ -610,9 +616,10 @@ def _radix(keys, idx, R, L, kd, serial, with_idx):
     kt = _dtypes.taichi_type(kd)
     i32 = (_dtypes.int32, 1, False)
     kk = (kd, 1, False)
-    hist = _hist_launcher.spec([i32, kk], (kt, bits), serial=serial)
+    pad = task_pad(R * C, chunk, serial)
+    hist = _hist_launcher.spec([i32, kk], (kt, bits, pad), serial=serial)
     scan = _scan_launcher.spec([i32, i32], (R <= 64, bits), serial=serial)
-    scat = _scatter_launcher.spec([kk, i32, kk, i32, i32], (kt, with_idx, bits), serial=serial)
+    scat = _scatter_launcher.spec([kk, i32, kk, i32, i32], (kt, with_idx, bits, pad), serial=serial)
     k2 = empty_owned((n,), kd, dev)
     i2 = empty_owned((n,), _dtypes.int32, dev) if with_idx else idx
     src, dst = (keys, idx), (k2, i2)
