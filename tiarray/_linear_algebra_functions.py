@@ -317,7 +317,7 @@ def vecdot(x1, x2, /, *, axis=-1) -> TiArray:
         a.ndim == 1
         and b.ndim == 1
         and K >= _mm.DOT_MIN_K
-        and rdtype.kind in "iuf"
+        and (rdtype.kind in "iu" or rdtype in (_dtypes.float32, _dtypes.float64))
         and a._dtype is rdtype
         and b._dtype is rdtype
         and a._is_c_contiguous()
