@@ -109,6 +109,20 @@ def is_nan(v, key_t: ti.template()):
 
 
 @ti.func
+def _out_base(meta: ti.template(), o):
+    """Offset in x of output ``o``'s first element (the kept axes walked in C order)."""
+    ndo = ti.cast(meta[1], ti.i32)
+    base = meta[0]
+    rem = ti.cast(o, ti.i64)
+    for kk in range(ndo):
+        d = ndo - 1 - kk
+        sh = meta[3 + d]
+        base += (rem % sh) * meta[3 + ndo + d]
+        rem = rem // sh
+    return base
+
+
+@ti.func
 def _walk_offset(meta: ti.template(), base, pos, ndi, ish):
     """Offset of inner flat position ``pos``, without its last-axis part, and its index
     along the last inner axis."""
@@ -281,16 +295,9 @@ def _task(
     ``t // n_chunks``."""
     o = t // n_chunks
     c = t - o * n_chunks
-    ndo = ti.cast(meta[1], ti.i32)
     ndi = ti.cast(meta[2], ti.i32)
-    ish = 3 + 2 * ndo
-    base = meta[0]
-    rem = ti.cast(o, ti.i64)
-    for kk in range(ndo):
-        d = ndo - 1 - kk
-        sh = meta[3 + d]
-        base += (rem % sh) * meta[3 + ndo + d]
-        rem = rem // sh
+    ish = 3 + 2 * ti.cast(meta[1], ti.i32)
+    base = _out_base(meta, o)
     mu = ti.cast(0, acc_t)
     if ti.static(op == SQDEV):
         mu = ti.cast(aux[o], acc_t)
@@ -927,54 +934,39 @@ def reduce_into(
 @ti.kernel
 def _argreduce(
     out: ti.types.ndarray(dtype=ti.i64, ndim=1),
-    pval: ti.types.ndarray(ndim=1),
-    pidx: ti.types.ndarray(dtype=ti.i64, ndim=1),
     x: ti.types.ndarray(ndim=1),
     meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
     n_out: ti.i32,
-    n_chunks: ti.i32,
-    chunk: ti.i64,
     m: ti.i64,
     op: ti.template(),
     acc_t: ti.template(),
     val_t: ti.template(),
     key_t: ti.template(),
     fkey: ti.template(),
-    direct: ti.template(),
-    serial2: ti.template(),
     pad: ti.template(),
 ):
-    # Walks the reduced axes in C order (no reordering): the index of an element is its
-    # position in that walk. Strict comparisons keep the first occurrence; NaN is the
-    # extreme key (the first NaN wins, as in NumPy).
-    for s_ in range(n_out * n_chunks * pad):
+    # One task per output over its whole run (many outputs, or short runs; few outputs
+    # over long runs go to _argreduce_chunks). Walks the reduced axes in C order (no
+    # reordering): the index of an element is its position in that walk. Strict
+    # comparisons keep the first occurrence; NaN is the extreme key (the first NaN wins,
+    # as in NumPy).
+    for s_ in range(n_out * pad):
         if s_ % pad == 0:  # one task per block of Taichi's CPU pool (see task_pad)
-            t = s_ // pad
-            o = t // n_chunks
-            c = t - o * n_chunks
-            ndo = ti.cast(meta[1], ti.i32)
+            o = s_ // pad
             ndi = ti.cast(meta[2], ti.i32)
-            ish = 3 + 2 * ndo
-            base = meta[0]
-            rem = ti.cast(o, ti.i64)
-            for kk in range(ndo):
-                d = ndo - 1 - kk
-                sh = meta[3 + d]
-                base += (rem % sh) * meta[3 + ndo + d]
-                rem = rem // sh
-            start = ti.cast(c, ti.i64) * chunk
-            end = ti.min(start + chunk, m)
+            ish = 3 + 2 * ti.cast(meta[1], ti.i32)
+            base = _out_base(meta, o)
             L = meta[ish + ndi - 1]
             sL = meta[ish + 2 * ndi - 1]
             best = ti.cast(0, acc_t)
-            bidx = start
-            if start < end:
-                off0, j0 = _walk_offset(meta, base, start, ndi, ish)
+            bidx = ti.cast(0, ti.i64)
+            if m > 0:
+                off0, j0 = _walk_offset(meta, base, 0, ndi, ish)
                 best = _value(x, ti.cast(off0 + j0 * sL, ti.i32), op, acc_t, val_t, key_t, fkey, False, 1.0)
-            pos = start
-            while pos < end:
+            pos = ti.cast(0, ti.i64)
+            while pos < m:
                 off, j = _walk_offset(meta, base, pos, ndi, ish)
-                r = ti.min(L - j, end - pos)
+                r = ti.min(L - j, m - pos)
                 lo = ti.cast(off + j * sL, ti.i32)
                 s = ti.cast(sL, ti.i32)
                 for k in range(ti.cast(r, ti.i32)):
@@ -986,26 +978,6 @@ def _argreduce(
                         best = v
                         bidx = pos + k
                 pos += r
-            if ti.static(direct):
-                out[t] = bidx
-            else:
-                pval[t] = best
-                pidx[t] = bidx
-    if ti.static(not direct):
-        if ti.static(serial2):
-            ti.loop_config(serialize=True)
-        for o in range(n_out):
-            b = o * n_chunks
-            best = ti.cast(pval[b], acc_t)
-            bidx = pidx[b]
-            for c in range(1, n_chunks):
-                v = ti.cast(pval[b + c], acc_t)
-                better = v > best
-                if ti.static(op == MIN):
-                    better = v < best
-                if better:
-                    best = v
-                    bidx = pidx[b + c]
             out[o] = bidx
 
 
@@ -1052,16 +1024,9 @@ def _argreduce_chunks(
             if better:
                 best = v
                 cb = c
-        ndo = ti.cast(meta[1], ti.i32)
         ndi = ti.cast(meta[2], ti.i32)
-        ish = 3 + 2 * ndo
-        base = meta[0]
-        rem = ti.cast(o, ti.i64)
-        for kk in range(ndo):
-            d = ndo - 1 - kk
-            sh = meta[3 + d]
-            base += (rem % sh) * meta[3 + ndo + d]
-            rem = rem // sh
+        ish = 3 + 2 * ti.cast(meta[1], ti.i32)
+        base = _out_base(meta, o)
         L = meta[ish + ndi - 1]
         sL = meta[ish + 2 * ndi - 1]
         start = ti.cast(cb, ti.i64) * chunk
@@ -1112,44 +1077,23 @@ def argreduce_into(out: TiArray, x: TiArray, axes: tuple, is_max: bool) -> None:
         if on_cpu:
             chunk_len = max(chunk_len, -(-m // (8 * num_threads() * n_out)))
         n_chunks = -(-m // chunk_len)
-    direct = n_chunks == 1
     meta = _meta(off, outer, inner)
-    if not direct:
-        from .._interop import empty_owned
-
-        pval = empty_owned((n_out * n_chunks,), acc_k, device)
-        spec = _argc_launcher.spec(
-            [(_dtypes.int64, 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False),
-             (_dtypes.int64, 1, False)],
-            (MAX if is_max else MIN, acc_t, tail[0], tail[1], tail[2], float_bits(x._dtype),
-             task_pad(n_out * n_chunks, chunk_len, serial)),
+    if n_chunks == 1:
+        spec = _arg_launcher.spec(
+            [(_dtypes.int64, 1, False), (kernel_dtype(x._dtype), 1, False), (_dtypes.int64, 1, False)],
+            (MAX if is_max else MIN, acc_t, tail[0], tail[1], tail[2], task_pad(n_out, chunk_len, serial)),
             serial=serial,
-        )  # fmt: skip
-        spec.launch([flat_arg(out), flat_arg(pval), span, meta_arg(meta), n_out, n_chunks, chunk_len, m])
+        )
+        spec.launch([flat_arg(out), span, meta_arg(meta), n_out, m])
         return
-    if direct:
-        pval, pidx = dummy(acc_k, device), dummy(_dtypes.int64, device)
-    else:
-        from .._interop import empty_owned
+    from .._interop import empty_owned
 
-        pval = empty_owned((n_out * n_chunks,), acc_k, device)
-        pidx = empty_owned((n_out * n_chunks,), _dtypes.int64, device)
-    meta = _meta(off, outer, inner)
-    i64 = (_dtypes.int64, 1, False)
-    spec = _arg_launcher.spec(
-        [i64, (acc_k, 1, False), i64, (kernel_dtype(x._dtype), 1, False), i64],
-        (
-            MAX if is_max else MIN,
-            acc_t,
-            tail[0],
-            tail[1],
-            tail[2],
-            direct,
-            n_out <= 64,
-            task_pad(n_out * n_chunks, chunk_len, serial),
-        ),
+    pval = empty_owned((n_out * n_chunks,), acc_k, device)
+    spec = _argc_launcher.spec(
+        [(_dtypes.int64, 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False),
+         (_dtypes.int64, 1, False)],
+        (MAX if is_max else MIN, acc_t, tail[0], tail[1], tail[2], float_bits(x._dtype),
+         task_pad(n_out * n_chunks, chunk_len, serial)),
         serial=serial,
-    )
-    spec.launch(
-        [flat_arg(out), flat_arg(pval), flat_arg(pidx), span, meta_arg(meta), n_out, n_chunks, chunk_len, m]
-    )
+    )  # fmt: skip
+    spec.launch([flat_arg(out), flat_arg(pval), span, meta_arg(meta), n_out, n_chunks, chunk_len, m])
