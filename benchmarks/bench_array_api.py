@@ -151,6 +151,35 @@ def _mask(n):
     return {"tiarray": lambda: tx[tmask], "numpy": lambda: x[mask]}
 
 
+# ------------------------------------------------------------- beyond issue 3's list (kept honest)
+
+
+@case("argmax", sizes=(10**7,))
+def _argmax(n):
+    x, tx = _f32(n)
+    return {"tiarray": lambda: ta.argmax(tx), "numpy": lambda: np.argmax(x)}
+
+
+@case("vecdot (two 1-D vectors)", sizes=(10**7,), rtol=1e-4)
+def _vecdot(n):
+    x, y, tx, ty = _f32(n, 2)
+    return {"tiarray": lambda: ta.vecdot(tx, ty), "numpy": lambda: np.vecdot(x, y)}
+
+
+@case("matrix @ vector 1000x1000", sizes=(1000,), rtol=1e-4)
+def _matvec(n):
+    a, v = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    ta_a, ta_v = ta.asarray(a), ta.asarray(v)
+    return {"tiarray": lambda: ta.matmul(ta_a, ta_v), "numpy": lambda: a @ v}
+
+
+@case("nonzero (half true)", sizes=(10**7,))
+def _nonzero(n):
+    m = rng.random(n) < 0.5
+    tm = ta.asarray(m)
+    return {"tiarray": lambda: ta.nonzero(tm)[0], "numpy": lambda: np.nonzero(m)[0]}
+
+
 # ----------------------------------------------------------------------------- per-call overhead
 
 SMALL = (16,)
