@@ -153,6 +153,16 @@ def init(arch: str | None = None, **kwargs) -> Device:
     Device
         The device Taichi computes on.
 
+    Notes
+    -----
+    The first time tiarray uses a CPU runtime (this one, or one the user started with
+    ``ti.init``), it prepares Taichi's worker threads: they get the calling thread's
+    floating-point environment (Taichi creates them with flush-to-zero on, so parallel
+    kernels would otherwise flush subnormals), and, on Linux when the pool has as many
+    workers as the process has CPUs, worker ``k`` is bound to the ``k``-th CPU (woken
+    workers otherwise often queue on one CPU; see :doc:`/internals`). Set the environment
+    variable ``TIARRAY_PIN_THREADS=0`` to leave the workers' CPUs alone.
+
     Raises
     ------
     RuntimeError
@@ -237,7 +247,17 @@ def current_device() -> Device:
     prog = ensure_init()
     dev = _current_device_uncached()
     _device_cache[0], _device_cache[1] = prog, dev
+    if dev.kind == "cpu":
+        _prepare_cpu_workers(prog)
     return dev
+
+
+def _prepare_cpu_workers(prog) -> None:
+    """Give Taichi's CPU workers this thread's FP environment and their own CPUs, once
+    per runtime (see ``_threads``)."""
+    from . import _threads
+
+    _threads.prepare_workers(prog, int(_ti_impl.current_cfg().cpu_max_num_threads))
 
 
 def _current_device_uncached() -> Device:
