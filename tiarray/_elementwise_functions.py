@@ -220,6 +220,7 @@ class _Plan:
 
     __slots__ = (
         "out_dtype", "op", "ct", "out_spec", "loads", "sigs", "specs", "itemsizes", "nin", "in_ti", "lanes_ok",
+        "span_ok",
     )  # fmt: skip
 
     def __init__(self, out_dtype, op, ct, in_dtypes, compute_dtype, load_types=None, round_to=None):
@@ -248,10 +249,12 @@ class _Plan:
         self.specs = {}
         self.itemsizes = out_dtype.itemsize + builtins.sum(d.itemsize for d in in_dtypes)
         self.in_ti = tuple(_dtypes.taichi_type(d) for d in in_dtypes)
-        # the lane-blocked kernels handle real data, loaded without rounding, only
+        # the span kernels handle real data, loaded without rounding, only
         self.lanes_ok = out_dtype.kind != "c" and not builtins.any(
             ld[0] or ld[1] or len(ld) > 3 for ld in loads
         )
+        # ... and, in the span kernels, branch-free operations only
+        self.span_ok = self.lanes_ok and _kmod().span_op(op, ct) is not None
 
     def template(self, steps):
         return (
@@ -511,6 +514,62 @@ def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
     return out
 
 
+# Contiguous real data of branch-free operations runs in the span kernels (``_kernels.elementwise.make_span_kernel``:
+# real functions over spans of the arrays, which LLVM vectorises). Each span has at least
+# _SPAN_MIN elements; a parallel launch uses at most 8 spans per thread.
+_SPAN_MIN = 1 << 14
+_SPAN_LAUNCHERS: dict = {}
+
+
+def _span_launcher(plan: _Plan, scalars: tuple) -> Launcher:
+    key = (
+        plan.op,
+        plan.ct,
+        plan.nin,
+        plan.out_spec[1],
+        plan.in_ti,
+        tuple(ld[2] for ld in plan.loads),
+        scalars,
+    )
+    ln = _SPAN_LAUNCHERS.get(key)
+    if ln is None:
+        t = (plan.op, plan.ct, tuple((sc, ld[2]) for sc, ld in zip(scalars, plan.loads)))
+        kern = _kmod().make_span_kernel(plan.nin, plan.out_spec[1], plan.in_ti, t)
+        ln = _SPAN_LAUNCHERS[key] = Launcher(kern, name="elementwise", compile_options=IEEE)
+    return ln
+
+
+def _span_blocks(n: int, serial: bool) -> tuple:
+    """``(blk, pad)`` of a span kernel launch over ``n`` elements."""
+    if serial or n <= _SPAN_MIN:
+        return max(n, 1), 1
+    from ._kernels import reduce as _kr
+
+    nt = _kr.num_threads()
+    spans = builtins.max(nt, builtins.min(n // _SPAN_MIN, 8 * nt))
+    blk = -(-n // spans)
+    blk = -(-blk // 64) * 64  # whole cache lines per span
+    spans = -(-n // blk)
+    return blk, _kr.task_pad(spans, blk, serial)
+
+
+def _launch_spans(plan: _Plan, out: TiArray, xs, steps: tuple, n: int, serial: bool) -> TiArray:
+    key = ("v", steps, serial)
+    spec = plan.specs.get(key)
+    if spec is None or _prog() is not _PROG[0]:
+        scalars = tuple(st == 0 for st in steps)
+        sigs = [(plan.out_dtype, 1, False)] + [(x._dtype, 1, False) for x in xs]
+        spec = _spec(plan, key, _span_launcher(plan, scalars), sigs, (), serial)
+    values = [(out._ptr, n * out._dtype.itemsize, (n,))]
+    for x, st in zip(xs, steps):
+        isz = x._dtype.itemsize
+        values.append((x._ptr, n * isz, (n,)) if st else (x._ptr, isz, (1,)))
+    blk, pad = _span_blocks(n, serial)
+    values += [n, blk, pad]
+    spec.launch(values)
+    return out
+
+
 _LANES = 8  # = _kernels.elementwise.LANES
 _LANE_MIN = 8192  # elements; below, one launch of the plain kernel is cheaper
 _LANE_LAUNCHERS: dict = {}
@@ -551,6 +610,8 @@ def _launch_lanes(plan: _Plan, out: TiArray, xs, steps: tuple, n: int, serial: b
 
 def _launch_contiguous(plan: _Plan, out: TiArray, xs, steps, n: int, serial: bool) -> TiArray:
     steps = tuple(steps)
+    if plan.lanes_ok and plan.span_ok:
+        return _launch_spans(plan, out, xs, steps, n, serial)
     result = out
     if n >= _LANE_MIN and plan.lanes_ok:
         done = _launch_lanes(plan, out, xs, steps, n, serial)

@@ -234,6 +234,40 @@ def nextafter(ct: ti.template(), x, y):
 
 
 @ti.func
+def exp_f32_poly(x):
+    """``exp`` of a float32, branch-free so that LLVM vectorises a loop of it (libm's
+    ``expf`` is a call per element).
+
+    Cody-Waite reduction ``x = k ln2 + r``, ``|r| <= ln2 / 2``, Cephes' degree-6 minimax
+    polynomial for ``e^r`` (about 1 ulp: at most 8.1e-8 relative error against float64 on
+    the benchmark's uniform(-10, 10) data), then ``2^k`` applied as two powers of two so that
+    results in the subnormal range and overflow to infinity come out right. ``x`` is clamped
+    to ``[-104, 89]`` first (``exp`` is 0 below and infinite above in float32); NaN is
+    detected from its bits, which survives any compiler assumption about NaN.
+    """
+    f = ti.f32
+    xc = ti.min(ti.max(x, f(-104.0)), f(89.0))
+    k = ti.floor(xc * f(1.44269504088896341) + f(0.5))
+    r = xc - k * f(0.693359375)
+    r = r - k * f(-2.12194440e-4)
+    p = f(1.9875691500e-4)
+    p = p * r + f(1.3981999507e-3)
+    p = p * r + f(8.3334519073e-3)
+    p = p * r + f(4.1665795894e-2)
+    p = p * r + f(1.6666665459e-1)
+    p = p * r + f(5.0000001201e-1)
+    y = p * (r * r) + r + f(1.0)
+    ki = ti.cast(k, ti.i32)
+    k1 = ki >> 1
+    k2 = ki - k1
+    s1 = ti.bit_cast((k1 + 127) << 23, f)
+    s2 = ti.bit_cast((k2 + 127) << 23, f)
+    res = y * s1 * s2
+    bits = ti.bit_cast(x, ti.u32)
+    return ti.select((bits & ti.u32(0x7FFFFFFF)) > ti.u32(0x7F800000), x, res)
+
+
+@ti.func
 def log1p(ct: ti.template(), x):
     u = ct(1.0) + x
     r = x

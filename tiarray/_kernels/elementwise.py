@@ -1028,3 +1028,164 @@ def make_lane_kernel(nin: int, out_t, in_types: tuple, scalars: tuple):
             out[i] = r
 
     return k3
+
+
+# Taichi reloads an ndarray's data pointer from the kernel's argument buffer after every
+# store (LLVM cannot rule out that the store aliases the buffer), which keeps LLVM from
+# vectorising a kernel's loops. A ``ti.real_func`` receives its arrays as values, with the
+# pointers in registers, so a loop inside one vectorises (with a run-time overlap check).
+# The contiguous real kernels therefore run over spans: each task of the kernel's loop
+# calls a real function on ``[lo, hi)``. Measured on 1e6 float32 elements
+# (``benchmarks/bench_array_api.py``): add 417 -> about 150 us per call. Real functions
+# cannot take template arguments, so a (function, types, broadcast pattern) gets its own
+# real function and kernel; the operation is in their closure (Taichi's offline cache keys
+# them by their bodies, so closures that differ only in the operation stay apart).
+
+
+@ti.func
+def _sv(arr: ti.template(), i, s: ti.template()):
+    # s = (is_scalar, compute type): a broadcast operand is element 0 of a 1-element array
+    if ti.static(s[0]):
+        return ti.cast(arr[0], s[1])
+    else:
+        return ti.cast(arr[i], s[1])
+
+
+@ti.func
+def where_select(ct: ti.template(), c, a, b):
+    return ti.select(c != 0, a, b)
+
+
+@ti.func
+def exp_f32_simd(ct: ti.template(), a):
+    return m.exp_f32_poly(a)
+
+
+_SPAN_OPS: dict = {}
+
+
+def span_op(op, ct):
+    """The variant of ``op`` for the span kernels, or ``None`` if it cannot run in one.
+
+    Taichi 1.7 crashes (segmentation fault while compiling) when a ``ti.func`` with
+    run-time control flow (``if``, ``while``, ``for``) is inlined into a real function, so
+    only branch-free operations qualify: checked from the source of ``op`` and of every
+    ``ti.func`` it calls. ``where`` becomes a select; float32 ``exp`` the vectorisable
+    polynomial.
+    """
+    key = (op, ct)
+    if key not in _SPAN_OPS:
+        if op is exp_f and ct == ti.f32:
+            r = exp_f32_simd
+        elif op is where_r:
+            r = where_select
+        else:
+            r = op if _branch_free(op, set()) else None
+        _SPAN_OPS[key] = r
+    return _SPAN_OPS[key]
+
+
+def _is_static_call(node) -> bool:
+    import ast
+
+    f = node.func if isinstance(node, ast.Call) else None
+    return isinstance(f, ast.Attribute) and f.attr == "static"
+
+
+def _branch_free(fn, seen: set) -> bool:
+    """Whether the ``ti.func`` ``fn`` and the ``ti.func``s it calls have no run-time control flow."""
+    import ast
+    import inspect
+    import textwrap
+
+    py = getattr(fn, "__wrapped__", fn)
+    if py in seen:
+        return True
+    seen.add(py)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(py)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    g = getattr(py, "__globals__", {})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.IfExp):
+            return False
+        if isinstance(node, (ast.If, ast.While)) and not _is_static_call(node.test):
+            return False
+        if isinstance(node, ast.For) and not _is_static_call(node.iter):
+            return False
+        if isinstance(node, ast.Call):
+            callee = None
+            if isinstance(node.func, ast.Name):
+                callee = g.get(node.func.id)
+            elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+                mod = g.get(node.func.value.id)
+                if mod is not None and mod is not ti:
+                    callee = getattr(mod, node.func.attr, None)
+            if getattr(callee, "_is_taichi_function", False) and not _branch_free(callee, seen):
+                return False
+    return True
+
+
+def make_span_kernel(nin: int, out_t, in_types: tuple, t):
+    """A kernel computing ``out[i] = t[0](t[1], *operands[i])`` over ``n`` elements.
+
+    ``t = (op, ct, specs)``, ``specs[k] = (is_scalar, load type)``. The kernel's arguments
+    are ``out, *operands, n, blk, pad``: it runs ``ceil(n / blk)`` spans of ``blk``
+    elements, one per ``pad`` iterations of its task loop (see ``reduce.task_pad``).
+    """
+    op, ct, specs = t
+    op = span_op(op, ct)
+    assert op is not None, "make_span_kernel: the operation has run-time branches (see span_op)"
+    O = ti.types.ndarray(dtype=out_t, ndim=1)
+    A = [ti.types.ndarray(dtype=tt, ndim=1) for tt in in_types]
+    if nin == 1:
+        A0 = A[0]
+        s0 = specs[0]
+
+        @ti.real_func
+        def span1(out: O, a: A0, lo: ti.i32, hi: ti.i32):
+            for i in range(lo, hi):
+                out[i] = ti.cast(op(ct, _sv(a, i, s0)), out_t)
+
+        @ti.kernel
+        def k1(out: O, a: A0, n: ti.i32, blk: ti.i32, pad: ti.i32):
+            for s_ in range((n + blk - 1) // blk * pad):
+                if s_ % pad == 0:
+                    lo = s_ // pad * blk
+                    span1(out, a, lo, ti.min(n, lo + blk))
+
+        return k1
+    if nin == 2:
+        A0, A1 = A
+        s0, s1 = specs
+
+        @ti.real_func
+        def span2(out: O, a: A0, b: A1, lo: ti.i32, hi: ti.i32):
+            for i in range(lo, hi):
+                out[i] = ti.cast(op(ct, _sv(a, i, s0), _sv(b, i, s1)), out_t)
+
+        @ti.kernel
+        def k2(out: O, a: A0, b: A1, n: ti.i32, blk: ti.i32, pad: ti.i32):
+            for s_ in range((n + blk - 1) // blk * pad):
+                if s_ % pad == 0:
+                    lo = s_ // pad * blk
+                    span2(out, a, b, lo, ti.min(n, lo + blk))
+
+        return k2
+    A0, A1, A2 = A
+    s0, s1, s2 = specs
+
+    @ti.real_func
+    def span3(out: O, a: A0, b: A1, c: A2, lo: ti.i32, hi: ti.i32):
+        for i in range(lo, hi):
+            out[i] = ti.cast(op(ct, _sv(a, i, s0), _sv(b, i, s1), _sv(c, i, s2)), out_t)
+
+    @ti.kernel
+    def k3(out: O, a: A0, b: A1, c: A2, n: ti.i32, blk: ti.i32, pad: ti.i32):
+        for s_ in range((n + blk - 1) // blk * pad):
+            if s_ % pad == 0:
+                lo = s_ // pad * blk
+                span3(out, a, b, c, lo, ti.min(n, lo + blk))
+
+    return k3

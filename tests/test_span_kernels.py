@@ -1,0 +1,106 @@
+"""The span kernels of contiguous element-wise functions (real functions over spans of the
+arrays) and the vectorisable float32 ``exp`` they use."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _ew_helpers import random_values
+
+import tiarray as ta
+from tiarray._kernels import _math
+from tiarray._kernels import elementwise as E
+
+# sizes: one serial span, just above the serial span limit, and many parallel spans with a
+# remainder that is not a multiple of the span length or of a vector
+SIZES = [1000, (1 << 14) + 1, 100_003, 1 << 20]
+
+
+def _ref(name, *arrays):
+    with np.errstate(all="ignore"):
+        return getattr(np, name)(*arrays)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize(
+    "name,dtypes",
+    [("add", ("float32", "float32")), ("subtract", ("int8", "int16")), ("less", ("uint32", "uint32")),
+     ("multiply", ("float64", "float32")), ("logical_xor", ("bool", "bool")), ("sqrt", ("float32",)),
+     ("negative", ("int64",)), ("bitwise_xor", ("uint16", "uint16"))],
+)  # fmt: skip
+def test_span_kernels_match_numpy(name, dtypes, n):
+    rng = np.random.default_rng(11)
+    arrays = [random_values(rng, (n,), d) for d in dtypes]
+    if name == "sqrt":
+        arrays[0] = np.abs(arrays[0])
+    rdt = ta.result_type(*[getattr(ta, d) for d in dtypes])
+    args = [a.astype(np.dtype(rdt.name)) for a in arrays]
+    got = getattr(ta, name)(*[ta.asarray(a) for a in arrays])
+    np.testing.assert_array_equal(np.asarray(got), _ref(name, *args))
+    if len(arrays) == 2:  # broadcast operands, on either side
+        one = arrays[1][:1]
+        got = getattr(ta, name)(ta.asarray(arrays[0]), ta.asarray(one))
+        np.testing.assert_array_equal(np.asarray(got), _ref(name, args[0], one.astype(args[0].dtype)))
+        got = getattr(ta, name)(ta.asarray(arrays[0][:1]), ta.asarray(arrays[1]))
+        np.testing.assert_array_equal(np.asarray(got), _ref(name, args[0][:1], args[1]))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_span_where_and_python_scalars(n):
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    x, y = ta.asarray(a), ta.asarray(b)
+    np.testing.assert_array_equal(np.asarray(ta.where(x > y, x, y)), np.where(a > b, a, b))
+    np.testing.assert_array_equal(np.asarray(ta.where(x > 0, x, 0.0)), np.where(a > 0, a, np.float32(0)))
+    np.testing.assert_array_equal(np.asarray(x * 2.5 + 1.0), a * np.float32(2.5) + np.float32(1.0))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_span_exp_float32(n):
+    rng = np.random.default_rng(13)
+    a = rng.uniform(-87.0, 88.7, n).astype(np.float32)
+    special = np.array(
+        [np.nan, np.inf, -np.inf, 0.0, -0.0, 88.72, 88.73, 89.5, -104.0, -1e30, 1e30, 1e-8], np.float32
+    )
+    a[: special.size] = special
+    got = np.asarray(ta.exp(ta.asarray(a)))
+    with np.errstate(over="ignore"):
+        ref = np.exp(a.astype(np.float64))
+        ref32 = ref.astype(np.float32)
+    fin = np.isfinite(ref32) & (ref32 != 0)
+    # about 1 ulp: relative error against the float64 result at most 2 ulp of float32
+    assert np.max(np.abs(got[fin] - ref[fin]) / ref[fin]) < 2.4e-7
+    np.testing.assert_array_equal(got[~fin], ref32[~fin])  # NaN, inf and 0 exactly
+    assert got.dtype == np.float32
+
+
+def test_exp_float32_subnormal_results_in_the_calling_thread():
+    # serial (small) launches run in the calling thread, whose FP environment keeps
+    # subnormals; results between 2**-149 and 2**-126 come out as NumPy's
+    a = np.array([-87.5, -90.0, -100.0, -103.0, -103.9], np.float32)
+    got = np.asarray(ta.exp(ta.asarray(a)))
+    ref = np.exp(a)
+    assert np.all(got > 0)
+    np.testing.assert_allclose(got, ref, rtol=1e-2)  # a subnormal has few significant bits
+
+
+def test_exp_float16_uses_the_float32_polynomial():
+    a = np.linspace(-10, 10, 50_001).astype(np.float16)
+    got = np.asarray(ta.exp(ta.asarray(a)))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got, np.exp(a.astype(np.float64)).astype(np.float16))
+
+
+def test_span_op_admits_only_branch_free_operations():
+    import taichi as ti
+
+    assert E.span_op(E.exp_f, ti.f32) is E.exp_f32_simd
+    assert E.span_op(E.exp_f, ti.f64) is E.exp_f  # libm's exp: a call, no branch
+    assert E.span_op(E.where_r, ti.f32) is E.where_select
+    assert E.span_op(E.add_r, ti.f32) is E.add_r
+    # run-time branches, here or in a function called: Taichi 1.7 cannot inline them into
+    # a real function
+    assert E.span_op(E.floor_divide_i, ti.i32) is None
+    assert E.span_op(E.expm1_f, ti.f32) is None
+    assert E._branch_free(_math.exp_f32_poly, set())
