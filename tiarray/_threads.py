@@ -54,8 +54,10 @@ import taichi as ti
 
 __all__ = ["prepare_workers", "pinned_workers", "workers_fp_env_set"]
 
-_done: dict = {}  # id(program) -> list of (tid, cpu) pinned, or [] when nothing was pinned
-_fp_done: dict = {}  # id(program) -> whether every worker got the calling thread's FP environment
+# the runtime prepared last (held, like _runtime's device cache: an id could be reused
+# after ti.reset), the (tid, cpu) pairs pinned in it, and whether its workers got the
+# calling thread's FP environment
+_state: dict = {"prog": None, "pinned": [], "fp": False}
 _lock = threading.Lock()
 
 
@@ -125,7 +127,7 @@ def pinned_workers() -> list:
     from taichi.lang import impl
 
     prog = impl.get_runtime().prog
-    return list(_done.get(id(prog), [])) if prog is not None else []
+    return list(_state["pinned"]) if prog is not None and prog is _state["prog"] else []
 
 
 def workers_fp_env_set() -> bool:
@@ -133,7 +135,7 @@ def workers_fp_env_set() -> bool:
     from taichi.lang import impl
 
     prog = impl.get_runtime().prog
-    return bool(_fp_done.get(id(prog), False)) if prog is not None else False
+    return bool(_state["fp"]) if prog is not None and prog is _state["prog"] else False
 
 
 def _pin_cpus(n_threads: int):
@@ -155,12 +157,10 @@ def prepare_workers(prog, n_threads: int) -> list:
 
     Returns the ``(thread id, cpu)`` pairs pinned (empty when nothing was pinned).
     """
-    key = id(prog)
     with _lock:
-        if key in _done:
-            return _done[key]
-        _done[key] = []
-        _fp_done[key] = False
+        if _state["prog"] is prog:
+            return _state["pinned"]
+        _state.update(prog=prog, pinned=[], fp=False)
         if n_threads < 1:
             return []
         import numpy as np
@@ -189,7 +189,7 @@ def prepare_workers(prog, n_threads: int) -> list:
                 break
         else:
             return []
-        _fp_done[key] = envp != 0
+        _state["fp"] = envp != 0
         if cpus is None:
             return []
         grew = [t for t in after if t != me and after[t] - before.get(t, 0) > 0]
@@ -208,5 +208,5 @@ def prepare_workers(prog, n_threads: int) -> list:
                 except OSError:  # pragma: no cover
                     pass
             return []
-        _done[key] = pinned
+        _state["pinned"] = pinned
         return pinned

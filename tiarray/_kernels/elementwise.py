@@ -1036,7 +1036,7 @@ def make_lane_kernel(nin: int, out_t, in_types: tuple, scalars: tuple):
 # pointers in registers, so a loop inside one vectorises (with a run-time overlap check).
 # The contiguous real kernels therefore run over spans: each task of the kernel's loop
 # calls a real function on ``[lo, hi)``. Measured on 1e6 float32 elements
-# (``benchmarks/bench_array_api.py``): add 417 -> about 150 us per call. Real functions
+# (``benchmarks/bench_array_api.py``): add 417 -> 144 us per call. Real functions
 # cannot take template arguments, so a (function, types, broadcast pattern) gets its own
 # real function and kernel; the operation is in their closure (Taichi's offline cache keys
 # them by their bodies, so closures that differ only in the operation stay apart).
@@ -1132,7 +1132,9 @@ def make_span_kernel(nin: int, out_t, in_types: tuple, t):
 
     ``t = (op, ct, specs)``, ``specs[k] = (is_scalar, load type)``. The kernel's arguments
     are ``out, *operands, n, blk, pad``: it runs ``ceil(n / blk)`` spans of ``blk``
-    elements, one per ``pad`` iterations of its task loop (see ``reduce.task_pad``).
+    elements, one per ``pad`` iterations of its task loop (see ``reduce.task_pad``);
+    ``n >= 1``, and the index arithmetic stays below ``n`` (no int32 overflow up to
+    ``n = 2**31 - 1``).
     """
     op, ct, specs = t
     op = span_op(op, ct)
@@ -1150,10 +1152,10 @@ def make_span_kernel(nin: int, out_t, in_types: tuple, t):
 
         @ti.kernel
         def k1(out: O, a: A0, n: ti.i32, blk: ti.i32, pad: ti.i32):
-            for s_ in range((n + blk - 1) // blk * pad):
+            for s_ in range(((n - 1) // blk + 1) * pad):
                 if s_ % pad == 0:
                     lo = s_ // pad * blk
-                    span1(out, a, lo, ti.min(n, lo + blk))
+                    span1(out, a, lo, lo + ti.min(blk, n - lo))
 
         return k1
     if nin == 2:
@@ -1167,10 +1169,10 @@ def make_span_kernel(nin: int, out_t, in_types: tuple, t):
 
         @ti.kernel
         def k2(out: O, a: A0, b: A1, n: ti.i32, blk: ti.i32, pad: ti.i32):
-            for s_ in range((n + blk - 1) // blk * pad):
+            for s_ in range(((n - 1) // blk + 1) * pad):
                 if s_ % pad == 0:
                     lo = s_ // pad * blk
-                    span2(out, a, b, lo, ti.min(n, lo + blk))
+                    span2(out, a, b, lo, lo + ti.min(blk, n - lo))
 
         return k2
     A0, A1, A2 = A
@@ -1183,9 +1185,9 @@ def make_span_kernel(nin: int, out_t, in_types: tuple, t):
 
     @ti.kernel
     def k3(out: O, a: A0, b: A1, c: A2, n: ti.i32, blk: ti.i32, pad: ti.i32):
-        for s_ in range((n + blk - 1) // blk * pad):
+        for s_ in range(((n - 1) // blk + 1) * pad):
             if s_ % pad == 0:
                 lo = s_ // pad * blk
-                span3(out, a, b, c, lo, ti.min(n, lo + blk))
+                span3(out, a, b, c, lo, lo + ti.min(blk, n - lo))
 
     return k3
