@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -21,7 +22,12 @@ def _run(code: str, **env_over) -> str:
     env = dict(os.environ)
     env.pop("TIARRAY_PIN_THREADS", None)
     env.update(env_over)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    # cwd elsewhere: `python -c` puts the working directory first on sys.path, which would
+    # import the source tree instead of the installed package
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+        cwd=tempfile.gettempdir(),
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr
     return out.stdout.strip().splitlines()[-1]
 
