@@ -9,6 +9,8 @@ The rows are issue 3's list on float32 data of 1e3, 1e6 and 1e7 elements: ``add`
 (``n`` random int64 indices) and boolean-mask indexing ``x[mask]`` (half true); ``matmul``
 of two 1024 x 1024 matrices (NumPy: its BLAS); and the per-call overhead of small calls
 (16 elements: ``add``, ``x + 1.0``, ``sum``, ``where``, ``reshape`` + copy, ``take``).
+Further rows beyond the issue's list: ``argmax``, ``vecdot``, matrix @ vector,
+``nonzero``, and ``sum``/``max`` over axis 0 of n x 1000 matrices (the batch axis).
 
 Each row is registered with :func:`case`: ``setup(n)`` prepares data once and returns
 ``{"tiarray": fn, "numpy": fn}`` (zero-argument callables; the TiArrays view the NumPy
@@ -171,6 +173,20 @@ def _matvec(n):
     a, v = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
     ta_a, ta_v = ta.asarray(a), ta.asarray(v)
     return {"tiarray": lambda: ta.matmul(ta_a, ta_v), "numpy": lambda: a @ v}
+
+
+@case("sum over axis 0, n x 1000", sizes=(1000, 10**4), rtol=1e-4)
+def _sum_axis0(n):
+    a = rng.standard_normal((n, 1000), dtype=np.float32)
+    t = ta.asarray(a)
+    return {"tiarray": lambda: ta.sum(t, axis=0), "numpy": lambda: np.sum(a, axis=0)}
+
+
+@case("max over axis 0, n x 1000", sizes=(1000, 10**4))
+def _max_axis0(n):
+    a = rng.standard_normal((n, 1000), dtype=np.float32)
+    t = ta.asarray(a)
+    return {"tiarray": lambda: ta.max(t, axis=0), "numpy": lambda: np.max(a, axis=0)}
 
 
 @case("nonzero (half true)", sizes=(10**7,))

@@ -610,7 +610,8 @@ def _launch_lanes(plan: _Plan, out: TiArray, xs, steps: tuple, n: int, serial: b
 
 def _launch_contiguous(plan: _Plan, out: TiArray, xs, steps, n: int, serial: bool) -> TiArray:
     steps = tuple(steps)
-    if plan.lanes_ok and plan.span_ok:
+    if plan.span_ok and out._device.kind == "cpu":
+        # (on a GPU a span would be one thread's serial loop: the plain kernels there)
         return _launch_spans(plan, out, xs, steps, n, serial)
     result = out
     if n >= _LANE_MIN and plan.lanes_ok:

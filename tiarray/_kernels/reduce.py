@@ -779,7 +779,7 @@ class _Plan:
     """Everything about a reduction that depends only on the arguments' metadata."""
 
     __slots__ = ("prog", "spec", "meta", "meta_v", "lo", "nbytes", "n", "n_out", "n_chunks", "chunk", "m",
-                 "part_n", "acc_k", "aux_k", "cols", "n_rest", "Lf")  # fmt: skip
+                 "part_n", "acc_k", "aux_k", "cols", "n_rest", "Lf", "rows_args")  # fmt: skip
 
 
 _PLANS: dict = {}
@@ -813,6 +813,8 @@ def _plan(x: TiArray, axes: tuple, op: int, acc_dtype, out_dtype, n_out: int, po
     p = _Plan()
     p.prog = _runtime._ti_impl.get_runtime().prog
     if _columns(x, outer, inner, cplx, m):
+        if _rows_ok(x, outer, inner, op, on_cpu):
+            return _plan_rows(p, x, span, off, outer, inner, op, acc_k, tail, out_k, post, n_out, m)
         return _plan_columns(p, x, span, off, outer, inner, op, acc_k, tail, fm, out_k, post, n_out, m, aux_k)
     p.cols = False
     p.spec = _launchers[fm].spec(
@@ -841,6 +843,48 @@ def _columns(x, outer, inner, cplx, m) -> bool:
     if cplx or x.size == 0 or m < _COL_MIN_M or oshape[-1] < 16 or ost[-1] != 1:
         return False
     return min(abs(s) for s in ist) > 1
+
+
+def _rows_ok(x, outer, inner, op, on_cpu) -> bool:
+    """Whether ``colreduce`` (rows added into a row of accumulators) handles this reduction:
+    one kept axis of contiguous outputs, one reduced axis, float data, on the CPU."""
+    return (
+        on_cpu
+        and op in (SUM, PROD, MAX, MIN)
+        and len(outer[0]) == 1
+        and len(inner[0]) == 1
+        and kernel_dtype(x._dtype) in (_dtypes.float32, _dtypes.float64)
+    )
+
+
+def _plan_rows(p, x, span, off, outer, inner, op, acc_k, tail, out_k, post, n_out, m):
+    from . import colreduce
+
+    L = outer[0][0]
+    S = inner[1][0]
+    nct = -(-L // colreduce._TW)
+    serial = _cols_launcher.use_serial(n_out * m * x._dtype.itemsize)
+    nrc = 1
+    if not serial:  # about 4 tasks per thread
+        nrc = max(1, min(-(-4 * num_threads() // nct), m // 64))
+    rch = -(-m // nrc)
+    nrc = -(-m // rch)
+    ln = colreduce.launcher(
+        op, _dtypes.taichi_type(kernel_dtype(x._dtype)), _dtypes.taichi_type(acc_k), _dtypes.taichi_type(out_k), post,
+        tail[0], tail[1], tail[2],
+    )  # fmt: skip
+    p.spec = ln.spec(
+        [(out_k, 1, False), (acc_k, 1, False), (kernel_dtype(x._dtype), 1, False)], (), serial=serial
+    )
+    p.cols = "rows"
+    p.lo = span[0] - x._ptr
+    p.nbytes = span[1]
+    p.n = span[2][0]
+    p.rows_args = [off, S, m, L, rch, nrc, task_pad(nct * nrc, rch * min(L, colreduce._TW), serial)]
+    p.part_n = nrc * L
+    p.acc_k, p.aux_k = acc_k, acc_k
+    p.n_out = n_out
+    return p
 
 
 def _plan_columns(p, x, span, off, outer, inner, op, acc_k, tail, fm, out_k, post, n_out, m, aux_k):
@@ -916,6 +960,17 @@ def reduce_into(
         part = dummy(p.acc_k, device)
     if aux is None:
         aux = dummy(p.aux_k, device)
+    if p.cols == "rows":
+        p.spec.launch(
+            [
+                flat_arg(out),
+                flat_arg(part),
+                ((x._ptr + p.lo) or 1, p.nbytes, (p.n,)),
+                *p.rows_args,
+                float(div),
+            ]
+        )
+        return
     if p.cols:
         p.spec.launch(
             [flat_arg(out), flat_arg(part), ((x._ptr + p.lo) or 1, p.nbytes, (p.n,)), flat_arg(aux), p.meta_v,
