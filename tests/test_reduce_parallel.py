@@ -104,6 +104,28 @@ def test_nonzero_and_unique_over_padded_chunks():
     np.testing.assert_array_equal(np.asarray(r.counts)[order], np.unique(v, return_counts=True)[1])
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda rng: rng.random(1_000_003) < 0.5,  # mixed
+        lambda rng: np.zeros(1_000_003, bool),  # nothing
+        lambda rng: np.ones(1_000_003, bool),  # everything
+        lambda rng: np.concatenate([np.zeros(600_000, bool), rng.random(400_003) < 0.01]),  # empty chunks first
+        lambda rng: (rng.random(3_000_000) < 0.5)[::-3],  # reversed, strided
+    ],
+    ids=["mixed", "none", "all", "sparse-tail", "reversed-strided"],
+)
+def test_nonzero_1d_branch_free_write(make):
+    """1-D nonzero writes positions branch-free, stopping at each chunk's end."""
+    m = make(np.random.default_rng(6))
+    (idx,) = ta.nonzero(ta.asarray(m))
+    np.testing.assert_array_equal(np.asarray(idx), np.nonzero(m)[0])
+    f = np.where(m, np.float32(np.nan), np.float32(-0.0))  # NaN is non-zero, -0.0 is zero
+    (idx,) = ta.nonzero(ta.asarray(f))
+    np.testing.assert_array_equal(np.asarray(idx), np.nonzero(m)[0])
+    assert int(ta.count_nonzero(ta.asarray(f))) == int(np.count_nonzero(m))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8, np.int16])
 def test_vecdot_of_long_vectors_splits_into_chunks(dtype):
     n = 3 * 2**16 + 11

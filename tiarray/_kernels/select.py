@@ -90,8 +90,8 @@ def _nz_count(
                 off = _decode(meta, pos - j, nd)
                 r = ti.min(L - j, end - pos)
                 for k in range(ti.cast(r, ti.i32)):
-                    if _nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits):
-                        cnt += 1
+                    # branch-free: a data-dependent branch mispredicts on mixed data
+                    cnt += ti.cast(_nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits), ti.i64)
                 pos += r
             part[c] = cnt
     ti.loop_config(serialize=True)
@@ -116,8 +116,12 @@ def _nz_write(
     cplx: ti.template(),
     xbits: ti.template(),
     pad: ti.template(),
+    one_d: ti.template(),
 ):
-    # out[d * nnz + i]: coordinate d of the i-th non-zero element (C order)
+    # out[d * nnz + i]: coordinate d of the i-th non-zero element (C order). For 1-D input
+    # (one_d) the coordinate is the position itself: written branch-free (store every
+    # position, advance the cursor by the non-zero test) below the chunk's end, instead of
+    # a division per coordinate.
     for s_ in range((n_chunks) * pad):
         if s_ % pad == 0:  # one task per block of Taichi's CPU pool (reduce.task_pad)
             c = s_ // pad
@@ -133,15 +137,23 @@ def _nz_write(
                 j = pos % L
                 off = _decode(meta, pos - j, nd)
                 r = ti.min(L - j, end - pos)
-                for k in range(ti.cast(r, ti.i32)):
-                    if _nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits):
-                        q = pos + k
-                        for kk in range(nd):
-                            d = nd - 1 - kk
-                            sh = meta[2 + d]
-                            out[ti.cast(d * nnz + w, ti.i32)] = q % sh
-                            q = q // sh
-                        w += 1
+                if ti.static(one_d):
+                    wend = part[c + 1]  # part[n_chunks] is nnz
+                    for k in range(ti.cast(r, ti.i32)):
+                        nz = _nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits)
+                        if w < wend:
+                            out[ti.cast(w, ti.i32)] = pos + k
+                        w += ti.cast(nz, ti.i64)
+                else:
+                    for k in range(ti.cast(r, ti.i32)):
+                        if _nz_at(x, ti.cast(off + (j + k) * sL, ti.i32), cplx, xbits):
+                            q = pos + k
+                            for kk in range(nd):
+                                d = nd - 1 - kk
+                                sh = meta[2 + d]
+                                out[ti.cast(d * nnz + w, ti.i32)] = q % sh
+                                q = q // sh
+                            w += 1
                 pos += r
 
 
@@ -172,7 +184,7 @@ def nonzero(x: TiArray) -> TiArray:
     nnz = _read_int(part, n_chunks)
     out = empty_owned((x.ndim, nnz), _dtypes.int64, dev)
     if nnz:
-        _nz_write_launcher.spec([i64, i64, xk, i64], tpl, serial=serial).launch(
+        _nz_write_launcher.spec([i64, i64, xk, i64], (*tpl, x.ndim == 1), serial=serial).launch(
             [flat_arg(out), flat_arg(part), span, meta_arg(meta), n, n_chunks, chunk]
         )
     return out
