@@ -12,6 +12,13 @@ A second table prices Taichi's CPU thread pool: the same ``spec.launch`` of ``ax
 calling thread does the work) and in the parallel one (Taichi wakes its pool). Their
 difference is what a kernel must save by running on several threads before a parallel
 launch pays; it sets the serial thresholds of tiarray's kernels.
+
+A third table times a parallel kernel of one equal task per worker (a dependent chain of
+multiply-adds, about 0.5 and 2 ms per task) with Taichi's workers pinned one per CPU (what
+tiarray does, ``tiarray._threads``) and free to move (their affinity reset to every CPU),
+next to the serial variant running all tasks on the calling thread. With free workers the
+tasks partly run one after the other on one CPU (see docs/internals.md, "Woken workers
+queue behind each other").
 """
 
 import _harness  # noqa: F401  (sets the Taichi environment first)
@@ -21,6 +28,18 @@ from _harness import fmt_us, machine_line, print_table, timeit
 
 import tiarray as ta
 from tiarray._launch import Launcher, kernel_arg
+
+
+@ti.kernel
+def chains(out: ti.types.ndarray(ndim=1), iters: ti.i32):
+    # one task per worker (512 iterations per block of Taichi's pool, see reduce.task_pad)
+    for s in range(out.shape[0] * 512):
+        if s % 512 == 0:
+            t = s // 512
+            acc = ti.cast(t, ti.f32) + out[t]
+            for _k in range(iters):
+                acc = acc * 0.999999 + 1e-7
+            out[t] = acc
 
 
 @ti.kernel
@@ -84,6 +103,49 @@ def main():
         f"Taichi's CPU thread pool ({threads} threads): spec.launch of axpy, serial vs parallel variant",
         pool,
         ["elements", "serial variant us", "parallel variant us", "cost of the pool us"],
+    )
+
+    _pinning_table(threads)
+
+
+def _pinning_table(threads: int):
+    import os
+
+    from tiarray import _threads
+
+    pinned = _threads.pinned_workers()
+    if not pinned:
+        print("\n(workers not pinned here: no pinning table; see tiarray._threads for when tiarray pins)")
+        return
+    cpus = set(os.sched_getaffinity(0))
+    ln = Launcher(chains)
+    out = ta.zeros(threads, dtype=ta.float32)
+    arg = kernel_arg(out)
+    sig = [(ta.float32, 1, False)]
+    ser, par = ln.spec(sig, (), serial=True), ln.spec(sig, (), serial=False)
+    rows = []
+    for iters in (250_000, 1_000_000):
+        t_ser = timeit(lambda: ser.launch([arg, iters]), min_time=0.5)
+        t_pin = timeit(lambda: par.launch([arg, iters]), min_time=0.5)
+        for tid, _ in pinned:
+            os.sched_setaffinity(tid, cpus)
+        try:
+            t_free = timeit(lambda: par.launch([arg, iters]), min_time=0.5)
+        finally:
+            for tid, cpu in pinned:
+                os.sched_setaffinity(tid, {cpu})
+        rows.append(
+            {
+                "us per task": fmt_us(t_ser / threads),
+                "serial, all tasks us": fmt_us(t_ser),
+                "parallel, free workers us": fmt_us(t_free),
+                "parallel, pinned workers us": fmt_us(t_pin),
+            }
+        )
+    print_table(
+        f"{threads} equal tasks, one per worker: serial, parallel with free and with pinned workers",
+        rows,
+        ["us per task", "serial, all tasks us", "parallel, free workers us", "parallel, pinned workers us"],
     )
 
 

@@ -19,11 +19,11 @@ call is made from the kernel through Taichi's external-function call, with the a
 Taichi's CPU thread pool (taichi 1.7) wakes its sleeping workers with a condition
 variable at every parallel launch. Linux often queues the woken workers on the CPU of the
 thread that woke them; the second worker then waits in that CPU's run queue until the
-load balancer moves it, which on the 2-CPU machines tiarray is measured on took about
-0.8 ms per launch (``/proc/<tid>/schedstat``): two equal tasks of 2 ms took 3.3 ms
-instead of 2.1, and launches shorter than about 1 ms barely used the second CPU at all.
-With each worker bound to its own CPU the same launch takes 2.2 ms. OpenMP runtimes avoid
-the problem differently: their workers spin for a while after each parallel region.
+load balancer moves it (seen in ``/proc/<tid>/schedstat``). On the 2-CPU machine tiarray
+is measured on, two equal tasks of 1.64 ms took 2.43 ms with free workers and 1.69 ms
+with pinned ones (``python benchmarks/bench_launch.py``, third table). OpenMP runtimes
+avoid the problem differently: their workers spin for a while after each parallel
+region.
 
 So tiarray binds worker ``k`` to the ``k``-th CPU the process may run on, but only
 where that is safe and meaningful:
