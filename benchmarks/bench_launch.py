@@ -125,12 +125,12 @@ def _pinning_table(threads: int):
     ser, par = ln.spec(sig, (), serial=True), ln.spec(sig, (), serial=False)
     rows = []
     for iters in (250_000, 1_000_000):
-        t_ser = timeit(lambda: ser.launch([arg, iters]), min_time=0.5)
-        t_pin = timeit(lambda: par.launch([arg, iters]), min_time=0.5)
+        t_ser = timeit(lambda v=[arg, iters]: ser.launch(v), min_time=0.5)
+        t_pin = timeit(lambda v=[arg, iters]: par.launch(v), min_time=0.5)
         for tid, _ in pinned:
             os.sched_setaffinity(tid, cpus)
         try:
-            t_free = timeit(lambda: par.launch([arg, iters]), min_time=0.5)
+            t_free = timeit(lambda v=[arg, iters]: par.launch(v), min_time=0.5)
         finally:
             for tid, cpu in pinned:
                 os.sched_setaffinity(tid, {cpu})
