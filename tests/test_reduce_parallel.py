@@ -110,7 +110,9 @@ def test_nonzero_and_unique_over_padded_chunks():
         lambda rng: rng.random(1_000_003) < 0.5,  # mixed
         lambda rng: np.zeros(1_000_003, bool),  # nothing
         lambda rng: np.ones(1_000_003, bool),  # everything
-        lambda rng: np.concatenate([np.zeros(600_000, bool), rng.random(400_003) < 0.01]),  # empty chunks first
+        lambda rng: np.concatenate(
+            [np.zeros(600_000, bool), rng.random(400_003) < 0.01]
+        ),  # empty chunks first
         lambda rng: (rng.random(3_000_000) < 0.5)[::-3],  # reversed, strided
     ],
     ids=["mixed", "none", "all", "sparse-tail", "reversed-strided"],
