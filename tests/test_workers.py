@@ -100,3 +100,38 @@ def test_no_pinning_when_fewer_threads_than_cpus():
     )
     out = _run(code)
     assert out.startswith("[]")
+
+
+def test_more_threads_asked_than_the_pool_has():
+    """``cpu_max_num_threads`` above the machine's CPU count: Taichi's pool still has one
+    worker per CPU, and the probe waits for those only (otherwise it would wait for
+    workers that do not exist, time out and leave the real ones with flush-to-zero)."""
+    code = (
+        "import os, numpy as np, tiarray as ta\n"
+        "ta.init('cpu', cpu_max_num_threads=4 * (os.cpu_count() or 1))\n"
+        "from tiarray import _threads\n"
+        "y = ta.asarray(np.full(1 << 20, 1e-39, np.float32))\n"
+        "r = np.asarray(ta.multiply(y, ta.asarray(np.full(1 << 20, 1.5, np.float32))))\n"
+        "print(_threads.workers_fp_env_set(), int(np.count_nonzero(r == 0)))\n"
+    )
+    fp_set, flushed = _run(code).split()
+    if sys.platform != "win32":
+        assert fp_set == "True"
+        assert flushed == "0"
+
+
+def test_a_users_ti_init_keeps_its_flush_to_zero_everywhere():
+    """A runtime the user started with ``ti.init`` keeps Taichi's FP environment in the
+    calling thread (tiarray does not touch it), and the workers get the same one: serial
+    and parallel kernels agree (both flush)."""
+    code = (
+        "import taichi as ti, numpy as np\n"
+        "ti.init(arch=ti.cpu)\n"
+        "import tiarray as ta\n"
+        "small = np.asarray(ta.multiply(ta.asarray(np.full(4, 1e-39, np.float32)), 1.5))\n"
+        "y = ta.asarray(np.full(1 << 20, 1e-39, np.float32))\n"
+        "big = np.asarray(ta.multiply(y, ta.asarray(np.full(1 << 20, 1.5, np.float32))))\n"
+        "print(int(np.count_nonzero(small == 0)), int(np.count_nonzero(big == 0)))\n"
+    )
+    small_flushed, big_flushed = _run(code).split()
+    assert (small_flushed == "4") == (big_flushed == str(1 << 20))

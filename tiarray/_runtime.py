@@ -257,7 +257,10 @@ def _prepare_cpu_workers(prog) -> None:
     per runtime (see ``_threads``)."""
     from . import _threads
 
-    _threads.prepare_workers(prog, int(_ti_impl.current_cfg().cpu_max_num_threads))
+    # Taichi's pool has one worker per logical CPU of the machine and uses at most
+    # cpu_max_num_threads of them
+    n = min(int(_ti_impl.current_cfg().cpu_max_num_threads), os.cpu_count() or 1)
+    _threads.prepare_workers(prog, n)
 
 
 def _current_device_uncached() -> Device:

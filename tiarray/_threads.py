@@ -30,7 +30,8 @@ where that is safe and meaningful:
 
 - on Linux (``os.sched_setaffinity`` on thread ids, ``/proc/self/task``);
 - when the pool uses exactly as many workers as the process has CPUs
-  (``cpu_max_num_threads == len(os.sched_getaffinity(0))``): a process that asked for
+  (``min(cpu_max_num_threads, os.cpu_count()) == len(os.sched_getaffinity(0))``; Taichi
+  1.7's pool has one worker per logical CPU of the machine): a process that asked for
   fewer threads (several processes sharing a machine) is left alone, since binding their
   workers to the same first CPUs would pile them up;
 - unless ``TIARRAY_PIN_THREADS=0`` is set.
