@@ -64,6 +64,29 @@ def _mul_first(ar, ai, vr, vi, first, initial: ti.template()):
     return rr, ri
 
 
+@ti.func
+def _step(x: ti.template(), i, ar, ai, first, op: ti.template(), acc_t: ti.template(), cplx: ti.template(),
+          initial: ti.template(), widen: ti.template(), one):  # fmt: skip
+    """The running value ``(ar, ai)`` combined with element ``x[i]`` (``x[i + 1]`` is its
+    imaginary part when complex). Without an initial 1, the first complex product is the
+    element itself (1 * (0 + nan j) would be NaN + NaN j): ``first`` says it is."""
+    vr = _load(x, i, acc_t, widen, one)
+    rr = ar
+    ri = ai
+    if ti.static(cplx):
+        vi = _load(x, i + 1, acc_t, widen, one)
+        if ti.static(op == SUM):
+            rr = ar + vr
+            ri = ai + vi
+        else:
+            rr, ri = _mul_first(ar, ai, vr, vi, first, initial)
+    elif ti.static(op == SUM):
+        rr = ar + vr
+    else:
+        rr = ar * vr
+    return rr, ri
+
+
 @ti.kernel
 def _scan(
     out: ti.types.ndarray(ndim=1),
@@ -106,22 +129,9 @@ def _scan(
                 ar = ident
                 ai = ti.cast(0, acc_t)
                 for k in range(ti.cast(end - start, ti.i32)):
-                    i = lo + k * sx
-                    vr = _load(x, i, acc_t, widen, one)
-                    if ti.static(cplx):
-                        vi = _load(x, i + 1, acc_t, widen, one)
-                        if ti.static(op == SUM):
-                            ar += vr
-                            ai += vi
-                        else:
-                            # without an initial 1, the first product is the element itself
-                            # (1 * (0 + nan j) would be NaN + NaN j)
-                            ar, ai = _mul_first(ar, ai, vr, vi, c == 0 and k == 0, initial)
-                    else:
-                        if ti.static(op == SUM):
-                            ar += vr
-                        else:
-                            ar *= vr
+                    ar, ai = _step(
+                        x, lo + k * sx, ar, ai, c == 0 and k == 0, op, acc_t, cplx, initial, widen, one
+                    )
                 part[u * t] = ar
                 if ti.static(cplx):
                     part[u * t + 1] = ai
@@ -174,24 +184,13 @@ def _scan(
             lo = ti.cast(xb + start * sx, ti.i32)
             olo = ti.cast(ob + (start + (1 if ti.static(initial) else 0)) * so, ti.i32)
             for k in range(ti.cast(end - start, ti.i32)):
-                i = lo + k * sx
                 j = olo + k * so
-                vr = _load(x, i, acc_t, widen, one)
+                ar, ai = _step(
+                    x, lo + k * sx, ar, ai, c == 0 and k == 0, op, acc_t, cplx, initial, widen, one
+                )
+                out[j] = ti.cast(ar, out_t)
                 if ti.static(cplx):
-                    vi = _load(x, i + 1, acc_t, widen, one)
-                    if ti.static(op == SUM):
-                        ar += vr
-                        ai += vi
-                    else:
-                        ar, ai = _mul_first(ar, ai, vr, vi, c == 0 and k == 0, initial)
-                    out[j] = ti.cast(ar, out_t)
                     out[j + 1] = ti.cast(ai, out_t)
-                else:
-                    if ti.static(op == SUM):
-                        ar += vr
-                    else:
-                        ar *= vr
-                    out[j] = ti.cast(ar, out_t)
 
 
 _launchers = launchers(_scan, "scan")
