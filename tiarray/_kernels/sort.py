@@ -334,6 +334,12 @@ RADIX_BITS_LONG = 11
 RADIX_LONG = 1 << 16
 
 
+@ti.func
+def _digit(key, sh, kt: ti.template(), bits: ti.template()):
+    """The radix digit of ``key`` at shift ``sh`` (``bits`` wide), as an i32 index."""
+    return ti.cast((key >> sh) & ti.cast((1 << bits) - 1, kt), ti.i32)
+
+
 @ti.kernel
 def _radix_hist(
     cnt: ti.types.ndarray(dtype=ti.i32, ndim=1),
@@ -360,8 +366,7 @@ def _radix_hist(
             base = r * L
             sh = ti.cast(shift, kt)
             for k in range(lo, hi):
-                d = ti.cast((keys[base + k] >> sh) & ti.cast((1 << bits) - 1, kt), ti.i32)
-                cnt[t * (1 << bits) + d] += 1
+                cnt[t * (1 << bits) + _digit(keys[base + k], sh, kt, bits)] += 1
 
 
 @ti.kernel
@@ -421,7 +426,7 @@ def _radix_scatter(
             sh = ti.cast(shift, kt)
             for k in range(lo, hi):
                 key = sk[base + k]
-                d = ti.cast((key >> sh) & ti.cast((1 << bits) - 1, kt), ti.i32)
+                d = _digit(key, sh, kt, bits)
                 p = cnt[t * (1 << bits) + d]
                 cnt[t * (1 << bits) + d] = p + 1
                 dk[base + p] = key
