@@ -882,7 +882,7 @@ def _plan_rows(p, x, span, off, outer, inner, op, acc_k, tail, out_k, post, n_ou
     p.n = span[2][0]
     p.rows_args = [off, S, m, L, rch, nrc, task_pad(nct * nrc, rch * min(L, colreduce._TW), serial)]
     p.part_n = nrc * L
-    p.acc_k, p.aux_k = acc_k, acc_k
+    p.acc_k = acc_k
     p.n_out = n_out
     return p
 
@@ -958,8 +958,6 @@ def reduce_into(
         part = empty_owned((p.part_n,), p.acc_k, device)
     else:
         part = dummy(p.acc_k, device)
-    if aux is None:
-        aux = dummy(p.aux_k, device)
     if p.cols == "rows":
         p.spec.launch(
             [
@@ -971,6 +969,8 @@ def reduce_into(
             ]
         )
         return
+    if aux is None:
+        aux = dummy(p.aux_k, device)
     if p.cols:
         p.spec.launch(
             [flat_arg(out), flat_arg(part), ((x._ptr + p.lo) or 1, p.nbytes, (p.n,)), flat_arg(aux), p.meta_v,
