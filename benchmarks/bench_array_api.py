@@ -234,6 +234,13 @@ def _o_reshape(n):
     return {"tiarray": lambda: ta.reshape(tx.T, (n,)), "numpy": lambda: np.reshape(x.T, (n,))}
 
 
+@case("overhead: matmul (4 x 4) @ 4", sizes=(4,), rtol=1e-5)
+def _o_matmul(n):
+    a, v = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    ta_a, ta_v = ta.asarray(a), ta.asarray(v)
+    return {"tiarray": lambda: ta.matmul(ta_a, ta_v), "numpy": lambda: a @ v}
+
+
 @case("overhead: take", sizes=SMALL)
 def _o_take(n):
     x, tx = _f32(n)

@@ -94,6 +94,34 @@ def test_matmul_integer_overflow_wraps():
     assert_same(ta.matmul(ta.asarray(a), ta.asarray(b)), a @ b)  # NumPy wraps too
 
 
+def test_matmul_cached_plans_follow_the_operands():
+    """The direct path caches a plan per operand geometry; later calls with the same
+    geometry (other data, other base addresses, views with offsets and negative strides)
+    must read their own operands (a new runtime rebuilds the plan: test_runtime)."""
+    from tiarray._kernels import matmul as mm
+
+    rng = np.random.default_rng(7)
+    mm._PLANS.clear()
+    for _ in range(3):  # same shapes, fresh buffers and data each time
+        a = rng.standard_normal((6, 5)).astype(np.float32)
+        v = rng.standard_normal(5).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(ta.matmul(ta.asarray(a), ta.asarray(v))), a @ v, rtol=1e-5)
+    assert len(mm._PLANS) == 1
+    big = rng.standard_normal((12, 9, 7))
+    tb = ta.asarray(big)
+    rhs = rng.standard_normal((7, 3))
+    for i in range(4):  # one geometry, four base addresses; reversed rows and a column offset
+        va, na = tb[i, ::-1, 1:6], big[i, ::-1, 1:6]
+        np.testing.assert_allclose(np.asarray(ta.matmul(va, ta.asarray(rhs[1:6]))), na @ rhs[1:6], rtol=1e-12)
+    # batched with a broadcast rhs: offsets come from the plan
+    a3 = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    b3 = rng.standard_normal((1, 5, 2)).astype(np.float32)
+    for _ in range(2):
+        np.testing.assert_allclose(
+            np.asarray(ta.matmul(ta.asarray(a3), ta.asarray(b3))), a3 @ b3, rtol=1e-5, atol=1e-6
+        )
+
+
 def test_matmul_errors():
     with pytest.raises(ValueError, match="contracted"):
         ta.matmul(ta.zeros((2, 3)), ta.zeros((4, 2)))

@@ -111,13 +111,17 @@ def test_reinit_by_user_is_survived():
         """
         import numpy as np, taichi as ti, tiarray as ta
         a = ta.full(4, 2.0)
+        m = ta.asarray([[1.0, 2.0], [3.0, 4.0]])
+        p1 = ta.matmul(m, ta.asarray([1.0, 1.0]))  # caches a matmul plan for this runtime
         ti.reset(); ti.init(arch=ti.cpu)
         b = ta.full(4, 3.0)
-        print("OK", np.asarray(a).tolist(), np.asarray(b).tolist())
+        p2 = ta.matmul(ta.asarray([[1.0, 2.0], [3.0, 4.0]]), ta.asarray([1.0, 2.0]))  # same geometry
+        print("OK", np.asarray(a).tolist(), np.asarray(b).tolist(), np.asarray(p1).tolist(),
+              np.asarray(p2).tolist())
         """
     )
     assert r.returncode == 0, r.stderr
-    assert "OK [2.0, 2.0, 2.0, 2.0] [3.0, 3.0, 3.0, 3.0]" in r.stdout
+    assert "OK [2.0, 2.0, 2.0, 2.0] [3.0, 3.0, 3.0, 3.0] [3.0, 7.0] [5.0, 11.0]" in r.stdout
 
 
 def test_taichi_init_does_not_flush_subnormals_for_numpy():

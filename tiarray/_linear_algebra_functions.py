@@ -21,6 +21,8 @@ import numpy as np
 
 from . import _dtypes
 from ._array_object import TiArray, c_strides
+from ._interop import copy_array, copy_into, empty_owned
+from ._kernels import matmul as _mm
 from ._manipulation_functions import check_array, normalize_axis, permute_dims, reshape
 from ._views import broadcast_shapes
 
@@ -63,8 +65,6 @@ def _same_device(a: TiArray, b: TiArray, func: str) -> None:
 def _kernel_operand(x: TiArray, ct: _dtypes.DType) -> TiArray:
     """bfloat16 has no Taichi type: such operands are converted to float32 first; a real
     operand of a complex product is converted to the complex compute type."""
-    from ._interop import copy_array
-
     if x._dtype is _dtypes.bfloat16:
         x = copy_array(x, _dtypes.float32)
     if ct.kind == "c" and x._dtype.kind != "c":
@@ -92,9 +92,6 @@ def _batch_offsets(bshape: tuple, shape: tuple, strides: tuple) -> np.ndarray:
 def _product(a: TiArray, b: TiArray, bshape: tuple, M: int, N: int, K: int, rdtype: _dtypes.DType,
              *, conj_a: bool = False, func: str = "matmul") -> TiArray:  # fmt: skip
     """``out[..., M, N] = a[..., M, K] @ b[..., K, N]`` over the broadcast batch ``bshape``."""
-    from ._interop import copy_into, empty_owned
-    from ._kernels import matmul as _mm
-
     out_shape = tuple(bshape) + (M, N)
     device = a._device
     nbatch = math.prod(bshape)
@@ -105,16 +102,16 @@ def _product(a: TiArray, b: TiArray, bshape: tuple, M: int, N: int, K: int, rdty
     ct = _COMPUTE[rdtype.name]
     a = _kernel_operand(a, ct)
     b = _kernel_operand(b, ct)
-    aoffs = _batch_offsets(bshape, a._shape[:-2], a._strides[:-2])
-    boffs = _batch_offsets(bshape, b._shape[:-2], b._strides[:-2])
     out = empty_owned(out_shape, rdtype, device)
     packed = min(M, N, K) >= _PACK_MIN and M * N * K >= _PACK_WORK and not conj_a
     if not packed:
         buf = out if ct is rdtype else empty_owned(out_shape, ct, device)
-        _mm.direct(a, b, buf, aoffs, boffs, M, N, K, ct, conj_a=conj_a)
+        _mm.direct(a, b, buf, bshape, M, N, K, ct, _batch_offsets, conj_a=conj_a)
         if buf is not out:
             copy_into(out, buf)
         return out
+    aoffs = _batch_offsets(bshape, a._shape[:-2], a._strides[:-2])
+    boffs = _batch_offsets(bshape, b._shape[:-2], b._strides[:-2])
     MR, NR = _mm.blocking(ct)
     cplx = ct.kind == "c"
     Mr = 2 * M if cplx else M

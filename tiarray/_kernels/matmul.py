@@ -26,10 +26,12 @@ The direct kernel (one dot product per output element, any strides) serves small
 thin products (matrix-vector, tiny batched matrices), where packing does not pay.
 """
 
+import math
+
 import numpy as np
 import taichi as ti
 
-from .. import _dtypes
+from .. import _dtypes, _launch, _runtime
 from .._array_object import TiArray
 from .._launch import IEEE, Launcher
 from ._strided import meta_arg
@@ -313,47 +315,105 @@ def _i64(a) -> tuple:
     return a, meta_arg(a)
 
 
-def direct(a: TiArray, b: TiArray, out_buf: TiArray, aoffs, boffs, M: int, N: int, K: int,
-           ct: _dtypes.DType, *, conj_a: bool = False) -> None:  # fmt: skip
-    """Run the direct kernel. ``a`` is (..., M, K), ``b`` (..., K, N) given by their last two
-    strides and per-batch element offsets; ``out_buf`` contiguous of dtype ``ct`` (complex
-    ``ct`` -> pairs)."""
-    sa, oa, are, aim, fa = _parts(a)
-    sb, ob, bre, bim, fb = _parts(b)
-    nbatch = len(aoffs)
-    n = nbatch * M * N
-    if n == 0:
-        return
+class _DirectPlan:
+    """A cached launch of the direct (or row-dot) kernel for one operand geometry.
+
+    Everything but the operands' and the output's addresses: the specialisation, the
+    batch-offset and meta arrays (kept alive here) and each operand's span relative to its
+    first element (a span depends only on shape and strides).
+    """
+
+    __slots__ = ("prog", "spec", "a_span", "b_span", "aoff", "boff", "nout", "out_nbytes", "tail", "keep")
+
+
+_PLANS: dict = {}
+_PLAN_CAP = 256
+
+
+def _rel_span(x: TiArray) -> tuple:
+    """``(span start - x._ptr, nbytes, length, element offset, re offset, im offset, stride scale)``."""
+    (lo, nbytes, (n,)), off, re, im, f = _parts(x)
+    return lo - x._ptr, nbytes, n, off, re, im, f
+
+
+def _direct_plan(a: TiArray, b: TiArray, bshape: tuple, M: int, N: int, K: int, ct: _dtypes.DType,
+                 conj_a: bool, batch_offsets) -> _DirectPlan:  # fmt: skip
+    p = _DirectPlan()
+    ra, rb = _rel_span(a), _rel_span(b)
+    check_elements(ra[2])
+    check_elements(rb[2])
+    _, _, _, oa, are, aim, fa = ra
+    _, _, _, ob, bre, bim, fb = rb
+    aoffs = batch_offsets(bshape, a._shape[:-2], a._strides[:-2])
+    boffs = batch_offsets(bshape, b._shape[:-2], b._strides[:-2])
+    n = len(aoffs) * M * N
     cplx = ct.kind == "c"
     rct = _dtypes.finfo_dtype(ct)
-    meta = np.array(
-        [are, aim, a._strides[-2] * fa, a._strides[-1] * fa, bre, bim, b._strides[-2] * fb, b._strides[-1] * fb,
-         M, N, K], dtype=np.int64,
-    )  # fmt: skip
-    ao, aoa = _i64(np.asarray(aoffs, dtype=np.int64) * fa + oa)
-    bo, boa = _i64(np.asarray(boffs, dtype=np.int64) * fb + ob)
+    ao = np.ascontiguousarray(aoffs * fa + oa, dtype=np.int64)
+    bo = np.ascontiguousarray(boffs * fb + ob, dtype=np.int64)
+    p.a_span, p.b_span = ra[:2] + ((ra[2],),), rb[:2] + ((rb[2],),)
     if N == 1 and not cplx and not conj_a and a._strides[-1] == 1 and b._strides[-2] == 1 and K > 1:
         from .reduce import task_pad
 
         serial = _rowdot_l.use_serial(n * K * 2)
-        spec = _rowdot_l.spec(
+        p.spec = _rowdot_l.spec(
             [(_sig(a._dtype), 1, False), (_dtypes.int64, 1, False), (_sig(b._dtype), 1, False),
              (_dtypes.int64, 1, False), (rct, 1, False)],
             (_dtypes.taichi_type(rct), task_pad(n, K, serial)),
             serial=serial,
         )  # fmt: skip
-        check_elements(n, "matmul's output")
-        spec.launch([sa, aoa, sb, boa, (out_buf._ptr, n * rct.itemsize, (n,)), n, M, K, a._strides[-2]])
+        p.nout = n
+        p.tail = (n, M, K, a._strides[-2])
+        p.keep = None
+    else:
+        meta = np.array(
+            [are, aim, a._strides[-2] * fa, a._strides[-1] * fa, bre, bim, b._strides[-2] * fb,
+             b._strides[-1] * fb, M, N, K], dtype=np.int64,
+        )  # fmt: skip
+        p.spec = _direct_l.spec(
+            [(_sig(a._dtype), 1, False), (_dtypes.int64, 1, False), (_sig(b._dtype), 1, False),
+             (_dtypes.int64, 1, False), (rct, 1, False), (_dtypes.int64, 1, False)],
+            (_dtypes.taichi_type(rct), cplx, conj_a),
+            serial=_direct_l.use_serial(n * K * 2),
+        )  # fmt: skip
+        p.nout = n * (2 if cplx else 1)
+        p.tail = (meta_arg(meta), n)
+        p.keep = meta
+    check_elements(p.nout, "matmul's output")
+    p.out_nbytes = p.nout * rct.itemsize
+    p.aoff, p.boff = (ao, meta_arg(ao)), (bo, meta_arg(bo))
+    p.prog = _runtime_prog()  # after spec(), which initialises the runtime if needed
+    return p
+
+
+def _runtime_prog():
+    return _runtime._ti_impl.get_runtime().prog
+
+
+def direct(a: TiArray, b: TiArray, out_buf: TiArray, bshape: tuple, M: int, N: int, K: int,
+           ct: _dtypes.DType, batch_offsets, *, conj_a: bool = False) -> None:  # fmt: skip
+    """Run the direct kernel: ``out_buf[..., M, N] = a[..., M, K] @ b[..., K, N]`` over the
+    batch ``bshape`` (``batch_offsets(bshape, shape, strides)`` gives an operand's per-batch
+    element offsets); ``out_buf`` contiguous of dtype ``ct`` (complex ``ct`` -> pairs).
+
+    Plans are cached by the operands' metadata (as the reductions' are), so a repeated
+    product only computes addresses and launches.
+    """
+    if math.prod(bshape) * M * N == 0:
         return
-    spec = _direct_l.spec(
-        [(_sig(a._dtype), 1, False), (_dtypes.int64, 1, False), (_sig(b._dtype), 1, False),
-         (_dtypes.int64, 1, False), (rct, 1, False), (_dtypes.int64, 1, False)],
-        (_dtypes.taichi_type(rct), cplx, conj_a),
-        serial=_direct_l.use_serial(n * K * 2),
-    )  # fmt: skip
-    nout = n * (2 if cplx else 1)
-    check_elements(nout, "matmul's output")
-    spec.launch([sa, aoa, sb, boa, (out_buf._ptr, nout * rct.itemsize, (nout,)), meta_arg(meta), n])
+    key = (a._shape, a._strides, a._dtype, b._shape, b._strides, b._dtype, a._device, tuple(bshape), M, N, K,
+           ct, conj_a, _launch._SERIAL_THRESHOLD[0])  # fmt: skip
+    p = _PLANS.get(key)
+    if p is None or p.prog is not _runtime_prog():
+        p = _direct_plan(a, b, tuple(bshape), M, N, K, ct, conj_a, batch_offsets)
+        if len(_PLANS) >= _PLAN_CAP:
+            _PLANS.clear()
+        _PLANS[key] = p
+    ra, rb = p.a_span, p.b_span
+    sa = (a._ptr + ra[0], ra[1], ra[2])
+    sb = (b._ptr + rb[0], rb[1], rb[2])
+    o = (out_buf._ptr, p.out_nbytes, (p.nout,))
+    p.spec.launch([sa, p.aoff[1], sb, p.boff[1], o, *p.tail])
 
 
 def packed(a: TiArray, b: TiArray, c_ptr: int, c_nvec: int, ldc: int, aoffs, boffs, b_shared: bool,
