@@ -196,6 +196,38 @@ def _nonzero(n):
     return {"tiarray": lambda: ta.nonzero(tm)[0], "numpy": lambda: np.nonzero(m)[0]}
 
 
+# ----------------------------------------------------------------------------- mid-size arrays
+# where a parallel launch (Taichi's pool: tens of us) and the serial variant are close:
+# the rows behind the serial thresholds (tiarray/_launch.py: STREAM, _elementwise_functions: _OP_NS)
+
+
+@case("add (mid-size)", sizes=(10**5, 3 * 10**5))
+def _add_mid(n):
+    return _add(n)
+
+
+@case("exp (mid-size)", sizes=(10**5, 3 * 10**5), rtol=2e-6)
+def _exp_mid(n):
+    return _exp(n)
+
+
+@case("tanh (mid-size)", sizes=(3 * 10**4,), rtol=2e-6)
+def _tanh_mid(n):
+    x, tx = _f32(n)
+    return {"tiarray": lambda: ta.tanh(tx), "numpy": lambda: np.tanh(x)}
+
+
+@case("sum (mid-size)", sizes=(3 * 10**5,), rtol=1e-4)
+def _sum_mid(n):
+    return _sum(n)
+
+
+@case("max (mid-size)", sizes=(3 * 10**5,))
+def _max_mid(n):
+    x, tx = _f32(n)
+    return {"tiarray": lambda: ta.max(tx), "numpy": lambda: np.max(x)}
+
+
 # ----------------------------------------------------------------------------- per-call overhead
 
 SMALL = (16,)

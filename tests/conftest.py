@@ -70,3 +70,20 @@ def cupy():
     import cupy
 
     return cupy
+
+
+@pytest.fixture(params=["tuned", "parallel"])
+def launch_mode(request):
+    """Run a test twice: with the serial thresholds as tuned, and with every CPU kernel in
+    its parallel variant (``set_serial_threshold(0)``), so the parallel kernels stay
+    covered whatever sizes the thresholds send to the serial ones."""
+    import tiarray as ta
+
+    if request.param == "tuned":
+        yield request.param
+        return
+    old = ta.set_serial_threshold(0)
+    try:
+        yield request.param
+    finally:
+        ta.set_serial_threshold(old)

@@ -61,6 +61,55 @@ def test_explicit_serial_and_parallel_specs_agree():
     np.testing.assert_array_equal(outs[0], 3.0 * np.arange(1000) + 1)
 
 
+def test_serial_threshold_scales_with_kernel_speed():
+    """``use_serial(nbytes, speed)``: the threshold times the kernel's speed and the pool's
+    size factor (1 at 2 threads); ``0`` keeps every launch parallel, whatever the speed."""
+    from tiarray import _launch, _runtime
+
+    _runtime.ensure_init()
+    if not _runtime.is_cpu():
+        pytest.skip("serial variants exist on the CPU only")
+    ln = Launcher(_axpy)
+    old = ta.set_serial_threshold(1000)
+    try:
+        f = _launch._thread_factor()
+        assert ln.use_serial(1000) and not ln.use_serial(1001)
+        if f != float("inf"):
+            edge = int(1000 * 24 * f)
+            assert ln.use_serial(edge, 24.0) and not ln.use_serial(edge + 24, 24.0)
+        ta.set_serial_threshold(0)
+        assert not ln.use_serial(1, 24.0) and not ln.use_serial(1)
+    finally:
+        ta.set_serial_threshold(old)
+
+
+def test_elementwise_serial_choice_follows_the_operation_cost():
+    """A cheap operation streams: its contiguous launches stay serial up to ~STREAM times
+    the byte threshold; a costly one (tanh) goes parallel much sooner."""
+    from tiarray import _elementwise_functions as E
+    from tiarray import _launch, _runtime
+
+    _runtime.ensure_init()
+    f32 = ta.float32
+    cheap = E._make_plan("add", (f32, f32))
+    costly = E._make_plan("tanh", (f32,))
+    assert cheap.speed == _launch.STREAM
+    assert costly.speed < 1.0
+    assert E._make_plan("tanh", (ta.float64,)).speed < 1.0
+    if not _runtime.is_cpu() or _launch._thread_factor() == float("inf"):
+        return
+    for key in (("tanh", f32), ("add", f32, f32)):
+        E._PLANS.pop(key, None)  # fresh plans: only this test's launches in their specs
+    x = ta.asarray(np.linspace(-2, 2, 60_000, dtype=np.float32))
+    np.testing.assert_allclose(np.asarray(ta.tanh(x)), np.tanh(np.asarray(x)), rtol=2e-6, atol=1e-7)
+    np.testing.assert_array_equal(np.asarray(ta.add(x, x)), np.asarray(x) * 2)
+    modes = {
+        k: {key[-1] for key in E._PLANS[k].specs if key[0] == "v"} for k in (("tanh", f32), ("add", f32, f32))
+    }
+    assert modes[("tanh", f32)] == {False}  # 240 KB of tanh: parallel
+    assert modes[("add", f32, f32)] == {True}  # 720 KB of add: serial
+
+
 def test_struct_for_rewrites_in_serial_variant():
     x = np.zeros((2, 3, 4), np.float32)
     Launcher(_grouped)(x)

@@ -28,7 +28,7 @@ def _ref(name, *arrays):
      ("multiply", ("float64", "float32")), ("logical_xor", ("bool", "bool")), ("sqrt", ("float32",)),
      ("negative", ("int64",)), ("bitwise_xor", ("uint16", "uint16"))],
 )  # fmt: skip
-def test_span_kernels_match_numpy(name, dtypes, n):
+def test_span_kernels_match_numpy(name, dtypes, n, launch_mode):
     rng = np.random.default_rng(11)
     arrays = [random_values(rng, (n,), d) for d in dtypes]
     if name == "sqrt":
@@ -46,7 +46,7 @@ def test_span_kernels_match_numpy(name, dtypes, n):
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_span_where_and_python_scalars(n):
+def test_span_where_and_python_scalars(n, launch_mode):
     rng = np.random.default_rng(12)
     a = rng.standard_normal(n).astype(np.float32)
     b = rng.standard_normal(n).astype(np.float32)
@@ -57,7 +57,7 @@ def test_span_where_and_python_scalars(n):
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_span_exp_float32(n):
+def test_span_exp_float32(n, launch_mode):
     rng = np.random.default_rng(13)
     a = rng.uniform(-87.0, 88.7, n).astype(np.float32)
     special = np.array(

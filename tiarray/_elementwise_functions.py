@@ -43,7 +43,7 @@ import sys
 
 import numpy as np
 
-from . import _dtypes, _runtime
+from . import _dtypes, _launch, _runtime
 from ._array_object import TiArray
 from ._dtypes import DType
 from ._interop import copy_array, empty_owned
@@ -220,7 +220,7 @@ class _Plan:
 
     __slots__ = (
         "out_dtype", "op", "ct", "out_spec", "loads", "sigs", "specs", "itemsizes", "nin", "in_ti", "lanes_ok",
-        "span_ok",
+        "span_ok", "speed",
     )  # fmt: skip
 
     def __init__(self, out_dtype, op, ct, in_dtypes, compute_dtype, load_types=None, round_to=None):
@@ -255,6 +255,7 @@ class _Plan:
         )
         # ... and, in the span kernels, branch-free operations only
         self.span_ok = self.lanes_ok and _kmod().span_op(op, ct) is not None
+        self.speed = _launch.STREAM  # an operation costing nothing next to its data (see _speed)
 
     def template(self, steps):
         return (
@@ -325,7 +326,38 @@ def _make_plan(func: str, dtypes: tuple) -> _Plan:
     # pow in float64), integer operands are rounded to the promoted dtype first, as the
     # promotion says (int16 -21843 is -21840 in float16)
     round_to = rpd if rpd in _MANTISSA and ct != _dtypes.taichi_type(rpd) else None
-    return _Plan(out, impl, ct, dtypes, pd, round_to=round_to)
+    plan = _Plan(out, impl, ct, dtypes, pd, round_to=round_to)
+    plan.speed = _speed(func, pd, plan.itemsizes)
+    return plan
+
+
+# Serial cost of an operation beyond moving its data, ns per element (float32, float64),
+# measured with tiarray's own kernels (span or lane-blocked) on 2**18 elements of the
+# reference machine (an AMD EPYC core); operations not listed cost next to nothing.
+_OP_NS = {
+    "exp": (0.65, 4.0), "expm1": (6.0, 9.2), "log": (2.35, 4.0), "log1p": (4.3, 5.2), "log2": (2.8, 5.1),
+    "log10": (3.85, 5.7), "sin": (4.6, 8.4), "cos": (4.6, 9.0), "tan": (14.0, 10.2), "asin": (9.7, 11.7),
+    "acos": (9.6, 12.2), "atan": (10.1, 14.3), "sinh": (8.7, 12.2), "cosh": (3.3, 4.4), "tanh": (13.3, 12.1),
+    "asinh": (6.1, 8.9), "acosh": (7.5, 8.0), "atanh": (12.2, 13.9), "round": (7.0, 8.1), "sign": (0.35, 0.6),
+    "maximum": (0.45, 0.35), "minimum": (0.45, 0.4), "sqrt": (0.0, 0.4), "pow": (5.0, 9.8),
+    "atan2": (16.8, 14.3), "hypot": (2.1, 2.4), "logaddexp": (12.5, 15.8), "floor_divide": (9.5, 9.8),
+    "remainder": (8.8, 9.0), "nextafter": (1.4, 1.3),
+}  # fmt: skip
+# bytes a core streams per ns in the span kernels (the STREAM reference)
+_STREAM_BYTES_PER_NS = 60.0
+
+
+def _speed(func: str, pd: DType, itemsizes: int) -> float:
+    """``speed`` for ``Launcher.use_serial``: ``STREAM`` scaled down by the share of an
+    element's serial time spent computing rather than moving its ``itemsizes`` bytes, so
+    that a launch runs serially while its serial estimate stays under ~100 us."""
+    ns = _OP_NS.get(func)
+    if ns is None:
+        return _launch.STREAM
+    c = ns[0] if pd.itemsize <= 4 and pd.kind != "c" else ns[1]
+    if pd.kind == "c":
+        c *= 2
+    return _launch.STREAM / (1.0 + _STREAM_BYTES_PER_NS * c / max(itemsizes, 1))
 
 
 def _default_float() -> DType:
@@ -473,7 +505,8 @@ def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
             f"the result has {n} elements; Taichi kernels index at most 2**31 - 1 elements per array"
         )
     nin = len(xs)
-    serial = _LAUNCHERS[("c", 1)].use_serial(n * plan.itemsizes)
+    # contiguous launches run vectorised kernels (their speed); strided ones do not
+    serial = _LAUNCHERS[("c", 1)].use_serial(n * plan.itemsizes, plan.speed)
     # Fast path: every operand is C-contiguous with the result's shape, or one element.
     steps = []
     if fresh or out._is_c_contiguous():
@@ -491,6 +524,7 @@ def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
     cshape, cstrides = collapse(shape, out._strides, *[v._strides for v in views])
     if len(cshape) == 1 and cstrides[0][0] == 1 and builtins.all(st[0] in (0, 1) for st in cstrides[1:]):
         return _launch_contiguous(plan, out, xs, [st[0] for st in cstrides[1:]], n, serial)
+    serial = _LAUNCHERS[("c", 1)].use_serial(n * plan.itemsizes)
     nd = len(cshape)
     ospan, ooff = _span(out)
     meta = list(cshape) + [ooff, *cstrides[0]]
@@ -539,8 +573,9 @@ def _span_launcher(plan: _Plan, scalars: tuple) -> Launcher:
     return ln
 
 
-def _span_blocks(n: int, serial: bool) -> tuple:
-    """``(blk, pad)`` of a span kernel launch over ``n`` elements."""
+def _span_blocks(n: int, serial: bool, speed: float = _launch.STREAM) -> tuple:
+    """``(blk, pad)`` of a span kernel launch over ``n`` elements (``speed``: the plan's, so
+    that few spans of a costly operation are padded onto separate workers too)."""
     if serial or n <= _SPAN_MIN:
         return max(n, 1), 1
     from ._kernels import reduce as _kr
@@ -550,7 +585,7 @@ def _span_blocks(n: int, serial: bool) -> tuple:
     blk = -(-n // spans)
     blk = -(-blk // 64) * 64  # whole cache lines per span
     spans = -(-n // blk)
-    return blk, _kr.task_pad(spans, blk, serial)
+    return blk, _kr.task_pad(spans, int(blk * _launch.STREAM / speed), serial)
 
 
 def _launch_spans(plan: _Plan, out: TiArray, xs, steps: tuple, n: int, serial: bool) -> TiArray:
@@ -564,7 +599,7 @@ def _launch_spans(plan: _Plan, out: TiArray, xs, steps: tuple, n: int, serial: b
     for x, st in zip(xs, steps):
         isz = x._dtype.itemsize
         values.append((x._ptr, n * isz, (n,)) if st else (x._ptr, isz, (1,)))
-    blk, pad = _span_blocks(n, serial)
+    blk, pad = _span_blocks(n, serial, plan.speed)
     values += [n, blk, pad]
     spec.launch(values)
     return out

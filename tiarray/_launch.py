@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import threading
 
 import numpy as np
@@ -54,6 +55,28 @@ _AutodiffMode = _kernel_impl.AutodiffMode
 # while one core streams ~10 GB/s, so below ~256 KiB one thread finishes first.
 _SERIAL_THRESHOLD = [1 << 18]
 
+# Vectorised streaming kernels (element-wise span kernels, flat and row reductions) move
+# ~60 GB/s on one core of that machine, not ~10: they pass ``speed`` (up to STREAM) to
+# ``Launcher.use_serial``, which scales the threshold by it. Measured break-evens on 2
+# threads (``python benchmarks/bench_array_api.py -k "mid-size"``, docs/array_api.md):
+# float32 ``add`` about 5e5 elements (6 MB), ``sum``/``max`` about 1.5e6 (6 MB), i.e. a
+# serial run of ~100 us.
+STREAM = 24.0
+_THREAD_FACTOR = [None, 1.0]  # (prog, factor)
+
+
+def _thread_factor() -> float:
+    """How the break-even of a parallel launch moves with the pool's size ``p``, relative to
+    2 threads: a launch of ``t`` serial seconds pays when ``pool + t / p < t``, i.e. from
+    ``t = pool * p / (p - 1)``; a pool of one never pays."""
+    prog = _runtime._ti_impl.get_runtime().prog
+    if prog is not _THREAD_FACTOR[0]:
+        p = min(int(_runtime._ti_impl.current_cfg().cpu_max_num_threads), os.cpu_count() or 1)
+        _THREAD_FACTOR[1] = float("inf") if p <= 1 else p / (2.0 * (p - 1))
+        _THREAD_FACTOR[0] = prog
+    return _THREAD_FACTOR[1]
+
+
 _compile_lock = threading.RLock()
 
 # The compile options of tiarray's own kernels: IEEE semantics (NaN, infinities, signed
@@ -68,7 +91,18 @@ _launch_lock = threading.RLock()
 def set_serial_threshold(nbytes: int) -> int:
     """Set the size (bytes of array data per launch) under which CPU kernels run serially.
 
-    Returns the previous value. ``0`` always uses Taichi's parallel loops.
+    Returns the previous value. ``0`` always uses Taichi's parallel loops; a huge value
+    always the serial ones. Kernels that stream their data vectorised scale the threshold
+    up (contiguous element-wise functions of cheap operations and real reductions by up to
+    24x, i.e. 6 MiB with the default 256 KiB on 2 threads), costly element-wise operations
+    (``tanh``, ``sin`` ...) scale it down by their cost per element, and larger thread
+    pools lower it (by ``p / (2 (p - 1))``).
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> old = ta.set_serial_threshold(0)  # every CPU kernel parallel
+    >>> _ = ta.set_serial_threshold(old)
     """
     old = _SERIAL_THRESHOLD[0]
     _SERIAL_THRESHOLD[0] = int(nbytes)
@@ -513,8 +547,16 @@ class Launcher:
 
     # -- high-level call --------------------------------------------------------------
 
-    def use_serial(self, nbytes: int) -> bool:
+    def use_serial(self, nbytes: int, speed: float | None = None) -> bool:
+        """Whether a CPU launch touching ``nbytes`` runs the serial variant.
+
+        ``speed``: how many times faster per byte than the threshold's reference a kernel
+        is on one core (``STREAM`` for vectorised streaming kernels, less for costly
+        operations); the threshold is scaled by it and by the pool's size.
+        """
         th = self.serial_threshold if self.serial_threshold is not None else _SERIAL_THRESHOLD[0]
+        if speed is not None and th > 0:
+            th = th * speed * _thread_factor()
         return nbytes <= th and _runtime.is_cpu()
 
     def __call__(self, *args, **templates):

@@ -795,7 +795,8 @@ def _plan(x: TiArray, axes: tuple, op: int, acc_dtype, out_dtype, n_out: int, po
     x_k = kernel_dtype(x._dtype)
     pairwise = op in (SUM, SQDEV) and acc_k is _dtypes.float64 and x_k is _dtypes.float64
     total_bytes = n_out * max(m, 1) * x._dtype.itemsize
-    serial = _launcher.use_serial(total_bytes)
+    # real data: vectorised chunk loops (complex ones are not)
+    serial = _launcher.use_serial(total_bytes, None if cplx else _launch.STREAM)
     on_cpu = _runtime.is_cpu()
     chunk_len = _CPU_CHUNK if on_cpu else _CUDA_CHUNK
     many_out = n_out >= (8 * num_threads() if on_cpu else 8192)
@@ -863,7 +864,7 @@ def _plan_rows(p, x, span, off, outer, inner, op, acc_k, tail, out_k, post, n_ou
     L = outer[0][0]
     S = inner[1][0]
     nct = -(-L // colreduce._TW)
-    serial = _cols_launcher.use_serial(n_out * m * x._dtype.itemsize)
+    serial = _cols_launcher.use_serial(n_out * m * x._dtype.itemsize, _launch.STREAM)
     nrc = 1
     if not serial:  # about 4 tasks per thread
         nrc = max(1, min(-(-4 * num_threads() // nct), m // 64))
