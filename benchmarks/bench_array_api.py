@@ -82,6 +82,19 @@ def _exp(n):
     return {"tiarray": lambda: ta.exp(tx), "numpy": lambda: np.exp(x)}
 
 
+@case("tanh", rtol=1e-6)
+def _tanh(n):
+    x, tx = _f32(n)
+    return {"tiarray": lambda: ta.tanh(tx), "numpy": lambda: np.tanh(x)}
+
+
+@case("log", rtol=1e-6)
+def _log(n):
+    x = np.abs(rng.standard_normal(n, dtype=np.float32)) + np.float32(1e-3)
+    tx = ta.asarray(x)
+    return {"tiarray": lambda: ta.log(tx), "numpy": lambda: np.log(x)}
+
+
 @case("where")
 def _where(n):
     x, y, tx, ty = _f32(n, 2)
@@ -211,10 +224,9 @@ def _exp_mid(n):
     return _exp(n)
 
 
-@case("tanh (mid-size)", sizes=(3 * 10**4,), rtol=2e-6)
+@case("tanh (mid-size)", sizes=(3 * 10**4,), rtol=1e-6)
 def _tanh_mid(n):
-    x, tx = _f32(n)
-    return {"tiarray": lambda: ta.tanh(tx), "numpy": lambda: np.tanh(x)}
+    return _tanh(n)
 
 
 @case("sum (mid-size)", sizes=(3 * 10**5,), rtol=1e-4)

@@ -75,6 +75,70 @@ def test_span_exp_float32(n, launch_mode):
     assert got.dtype == np.float32
 
 
+def _ulps(got, ref64):
+    """Errors of float32 results in units of the last place of the correctly rounded result."""
+    ref32 = ref64.astype(np.float32)
+    return np.abs(got.astype(np.float64) - ref64) / np.spacing(np.abs(ref32)).astype(np.float64)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_span_tanh_float32(n, launch_mode):
+    rng = np.random.default_rng(14)
+    a = np.concatenate([rng.uniform(-12, 12, n), rng.uniform(-0.7, 0.7, n), rng.uniform(-1e-4, 1e-4, n)])
+    a = a.astype(np.float32)
+    special = np.array(
+        [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.625, -0.625, 44.0, -45.0, 1e30, 1e-45, -1e-45, 1e-38],
+        np.float32,
+    )
+    a[: special.size] = special
+    got = np.asarray(ta.tanh(ta.asarray(a)))
+    ref = np.tanh(a.astype(np.float64))
+    fin = ~np.isnan(a)
+    assert _ulps(got[fin], ref[fin]).max() <= 2.0  # Cephes tanhf: about 2 ulp
+    assert np.isnan(got[0])
+    np.testing.assert_array_equal(got[1:5], [1.0, -1.0, 0.0, -0.0])
+    np.testing.assert_array_equal(np.signbit(got[1:5]), [False, True, False, True])
+    assert got.dtype == np.float32
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_span_log_float32(n, launch_mode):
+    rng = np.random.default_rng(15)
+    a = np.concatenate([rng.uniform(0, 10, n), 10.0 ** rng.uniform(-45, 38.5, n), rng.uniform(0.5, 2.0, n)])
+    a = a.astype(np.float32)
+    special = np.array(
+        [
+            np.nan,
+            np.inf,
+            -np.inf,
+            0.0,
+            -0.0,
+            -1.0,
+            -1e-45,
+            1e-45,
+            1.0,
+            3.4028235e38,
+            1.1754942e-38,
+            0.70710677,
+        ],
+        np.float32,
+    )
+    a[: special.size] = special
+    got = np.asarray(ta.log(ta.asarray(a)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = np.log(a.astype(np.float64))
+        ref32 = np.log(a)
+    fin = np.isfinite(ref) & (a != 1)
+    assert _ulps(got[fin], ref[fin]).max() <= 1.5  # Cephes logf: about 1 ulp (subnormals too)
+    special_got = got[: special.size]
+    np.testing.assert_array_equal(
+        special_got[~np.isfinite(ref32[: special.size])],
+        ref32[: special.size][~np.isfinite(ref32[: special.size])],
+    )
+    assert got[special.size - 4] == 0.0  # log(1) is exactly 0
+    assert got.dtype == np.float32
+
+
 def test_exp_float32_subnormal_results_in_the_calling_thread():
     # serial (small) launches run in the calling thread, whose FP environment keeps
     # subnormals; results between 2**-149 and 2**-126 come out as NumPy's
@@ -96,6 +160,9 @@ def test_span_op_admits_only_branch_free_operations():
     import taichi as ti
 
     assert E.span_op(E.exp_f, ti.f32) is E.exp_f32_simd
+    assert E.span_op(E.tanh_f, ti.f32) is E.tanh_f32_simd
+    assert E.span_op(E.log_f, ti.f32) is E.log_f32_simd
+    assert E.span_op(E.log_f, ti.f64) is E.log_f
     assert E.span_op(E.exp_f, ti.f64) is E.exp_f  # libm's exp: a call, no branch
     assert E.span_op(E.where_r, ti.f32) is E.where_select
     assert E.span_op(E.add_r, ti.f32) is E.add_r

@@ -1061,7 +1061,19 @@ def exp_f32_simd(ct: ti.template(), a):
     return m.exp_f32_poly(a)
 
 
+@ti.func
+def tanh_f32_simd(ct: ti.template(), a):
+    return m.tanh_f32_poly(a)
+
+
+@ti.func
+def log_f32_simd(ct: ti.template(), a):
+    return m.log_f32_poly(a)
+
+
 _SPAN_OPS: dict = {}
+# float32 operations with a vectorisable polynomial for the span kernels (libm: a call per element)
+_F32_SIMD = {exp_f: exp_f32_simd, tanh_f: tanh_f32_simd, log_f: log_f32_simd}
 
 
 def span_op(op, ct):
@@ -1070,13 +1082,13 @@ def span_op(op, ct):
     Taichi 1.7 crashes (segmentation fault while compiling) when a ``ti.func`` with
     run-time control flow (``if``, ``while``, ``for``) is inlined into a real function, so
     only branch-free operations qualify: checked from the source of ``op`` and of every
-    ``ti.func`` it calls. ``where`` becomes a select; float32 ``exp`` the vectorisable
-    polynomial.
+    ``ti.func`` it calls. ``where`` becomes a select; float32 ``exp``, ``tanh`` and ``log``
+    the vectorisable polynomials of ``_math``.
     """
     key = (op, ct)
     if key not in _SPAN_OPS:
-        if op is exp_f and ct == ti.f32:
-            r = exp_f32_simd
+        if op in _F32_SIMD and ct == ti.f32:
+            r = _F32_SIMD[op]
         elif op is where_r:
             r = where_select
         else:
