@@ -139,6 +139,43 @@ def test_span_log_float32(n, launch_mode):
     assert got.dtype == np.float32
 
 
+def _ulps64(got, x, fn):
+    """float64 errors in ulps against ``fn`` evaluated in long double where that is wider
+    (x86: 64-bit mantissa), else against NumPy's float64 result (then ~1 ulp looser)."""
+    ref = fn(x.astype(np.longdouble))
+    r64 = ref.astype(np.float64)
+    return (np.abs(got.astype(np.longdouble) - ref) / np.spacing(np.abs(r64)).astype(np.longdouble)).astype(
+        np.float64
+    )
+
+
+_SLACK64 = 0.0 if np.finfo(np.longdouble).nmant > 52 else 1.0
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_span_exp_tanh_float64(n, launch_mode):
+    rng = np.random.default_rng(16)
+    x = np.concatenate([rng.uniform(-740, 709.7, n), rng.uniform(-1, 1, n), rng.uniform(-1e-8, 1e-8, n)])
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 709.79, 710.0, -745.2, -746.0, 1e-320, 0.625])
+    x[: special.size] = special
+    with np.errstate(over="ignore", under="ignore"):
+        got = np.asarray(ta.exp(ta.asarray(x)))
+        ref = np.exp(x)
+    normal = np.isfinite(ref) & (np.abs(ref) > np.finfo(np.float64).tiny)
+    assert _ulps64(got[normal], x[normal], np.exp).max() <= 2.0 + _SLACK64  # Cephes exp: about 1 ulp
+    np.testing.assert_array_equal(
+        got[: special.size][~normal[: special.size]], ref[: special.size][~normal[: special.size]]
+    )
+    t = np.concatenate([rng.uniform(-25, 25, n), rng.uniform(-0.7, 0.7, n), rng.uniform(-1e-6, 1e-6, n)])
+    t[: special.size] = special
+    got = np.asarray(ta.tanh(ta.asarray(t)))
+    ok = ~np.isnan(t) & (t != 0)
+    assert _ulps64(got[ok], t[ok], np.tanh).max() <= 2.0 + _SLACK64
+    assert np.isnan(got[0])
+    np.testing.assert_array_equal(got[1:5], [1.0, -1.0, 0.0, -0.0])
+    np.testing.assert_array_equal(np.signbit(got[3:5]), [False, True])
+
+
 def test_exp_float32_subnormal_results_in_the_calling_thread():
     # serial (small) launches run in the calling thread, whose FP environment keeps
     # subnormals; results between 2**-149 and 2**-126 come out as NumPy's
@@ -163,7 +200,9 @@ def test_span_op_admits_only_branch_free_operations():
     assert E.span_op(E.tanh_f, ti.f32) is E.tanh_f32_simd
     assert E.span_op(E.log_f, ti.f32) is E.log_f32_simd
     assert E.span_op(E.log_f, ti.f64) is E.log_f
-    assert E.span_op(E.exp_f, ti.f64) is E.exp_f  # libm's exp: a call, no branch
+    assert E.span_op(E.exp_f, ti.f64) is E.exp_f64_simd
+    assert E.span_op(E.tanh_f, ti.f64) is E.tanh_f64_simd
+    assert E.span_op(E.sin_f, ti.f64) is E.sin_f  # libm's sin: a call, no branch
     assert E.span_op(E.where_r, ti.f32) is E.where_select
     assert E.span_op(E.add_r, ti.f32) is E.add_r
     # run-time branches, here or in a function called: Taichi 1.7 cannot inline them into

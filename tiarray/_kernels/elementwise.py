@@ -1071,9 +1071,20 @@ def log_f32_simd(ct: ti.template(), a):
     return m.log_f32_poly(a)
 
 
+@ti.func
+def exp_f64_simd(ct: ti.template(), a):
+    return m.exp_f64_poly(a)
+
+
+@ti.func
+def tanh_f64_simd(ct: ti.template(), a):
+    return m.tanh_f64_poly(a)
+
+
 _SPAN_OPS: dict = {}
 # float32 operations with a vectorisable polynomial for the span kernels (libm: a call per element)
 _F32_SIMD = {exp_f: exp_f32_simd, tanh_f: tanh_f32_simd, log_f: log_f32_simd}
+_F64_SIMD = {exp_f: exp_f64_simd, tanh_f: tanh_f64_simd}
 
 
 def span_op(op, ct):
@@ -1089,6 +1100,8 @@ def span_op(op, ct):
     if key not in _SPAN_OPS:
         if op in _F32_SIMD and ct == ti.f32:
             r = _F32_SIMD[op]
+        elif op in _F64_SIMD and ct == ti.f64:
+            r = _F64_SIMD[op]
         elif op is where_r:
             r = where_select
         else:
