@@ -139,6 +139,49 @@ def test_span_log_float32(n, launch_mode):
     assert got.dtype == np.float32
 
 
+@pytest.mark.parametrize("n", [(1 << 14) + 1, 100_003, 1 << 20])
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_span_sin_cos_float32(name, n, launch_mode):
+    from tiarray import _elementwise_functions as EF
+
+    rng = np.random.default_rng(17)
+    a = np.concatenate(
+        [
+            rng.uniform(-10, 10, n),
+            rng.uniform(-1e4, 1e4, n),
+            rng.uniform(-1.3e7, 1.3e7, n),
+            rng.uniform(-1e-3, 1e-3, n),
+        ]
+    ).astype(np.float32)
+    a[:6] = [0.0, -0.0, np.pi / 2, -np.pi, 1.3e7, -1e-45]
+    key = (name, ta.float32)
+    EF._PLANS.pop(key, None)
+    got = np.asarray(getattr(ta, name)(ta.asarray(a)))
+    assert ("v", (1,), False) in EF._PLANS[key].specs or ("v", (1,), True) in EF._PLANS[
+        key
+    ].specs  # span path
+    ref = getattr(np, name)(a.astype(np.float64))
+    assert _ulps(got, ref).max() <= 2.0  # Cephes sinf/cosf with a float64 reduction: about 1.5 ulp
+    if name == "sin":
+        np.testing.assert_array_equal(np.signbit(got[:2]), [False, True])
+
+
+def test_sin_cos_float32_outside_the_polynomial_range_use_libm():
+    """Infinite, NaN or huge arguments anywhere in the array: the plain (libm) kernels."""
+    rng = np.random.default_rng(18)
+    a = rng.uniform(-100, 100, 50_000).astype(np.float32)
+    for bad in (np.inf, np.nan, 3e7, -1e30):
+        b = a.copy()
+        b[123] = bad
+        for name in ("sin", "cos"):
+            with np.errstate(invalid="ignore"):
+                got = np.asarray(getattr(ta, name)(ta.asarray(b)))
+                ref = getattr(np, name)(b.astype(np.float64))
+            fin = np.isfinite(ref)
+            assert _ulps(got[fin], ref[fin]).max() <= 2.0
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+
+
 def _ulps64(got, x, fn):
     """float64 errors in ulps against ``fn`` evaluated in long double where that is wider
     (x86: 64-bit mantissa), else against NumPy's float64 result (then ~1 ulp looser)."""
@@ -203,6 +246,8 @@ def test_span_op_admits_only_branch_free_operations():
     assert E.span_op(E.exp_f, ti.f64) is E.exp_f64_simd
     assert E.span_op(E.tanh_f, ti.f64) is E.tanh_f64_simd
     assert E.span_op(E.sin_f, ti.f64) is E.sin_f  # libm's sin: a call, no branch
+    assert E.span_op(E.sin_f, ti.f32) is E.sin_f32_simd
+    assert E.range_limit(E.sin_f, ti.f32) > 1e7 and E.range_limit(E.exp_f, ti.f32) is None
     assert E.span_op(E.where_r, ti.f32) is E.where_select
     assert E.span_op(E.add_r, ti.f32) is E.add_r
     # run-time branches, here or in a function called: Taichi 1.7 cannot inline them into

@@ -220,7 +220,7 @@ class _Plan:
 
     __slots__ = (
         "out_dtype", "op", "ct", "out_spec", "loads", "sigs", "specs", "itemsizes", "nin", "in_ti", "lanes_ok",
-        "span_ok", "speed",
+        "span_ok", "speed", "limit",
     )  # fmt: skip
 
     def __init__(self, out_dtype, op, ct, in_dtypes, compute_dtype, load_types=None, round_to=None):
@@ -256,6 +256,8 @@ class _Plan:
         # ... and, in the span kernels, branch-free operations only
         self.span_ok = self.lanes_ok and _kmod().span_op(op, ct) is not None
         self.speed = _launch.STREAM  # an operation costing nothing next to its data (see _speed)
+        # the span variant is valid for arguments below this magnitude only (float32 sin/cos)
+        self.limit = _kmod().range_limit(op, ct) if self.span_ok else None
 
     def template(self, steps):
         return (
@@ -336,7 +338,7 @@ def _make_plan(func: str, dtypes: tuple) -> _Plan:
 # reference machine (an AMD EPYC core); operations not listed cost next to nothing.
 _OP_NS = {
     "exp": (0.65, 1.4), "expm1": (6.0, 9.2), "log": (0.85, 4.0), "log1p": (4.3, 5.2), "log2": (2.8, 5.1),
-    "log10": (3.85, 5.7), "sin": (4.6, 8.4), "cos": (4.6, 9.0), "tan": (14.0, 10.2), "asin": (9.7, 11.7),
+    "log10": (3.85, 5.7), "sin": (1.0, 8.4), "cos": (1.0, 9.0), "tan": (14.0, 10.2), "asin": (9.7, 11.7),
     "acos": (9.6, 12.2), "atan": (10.1, 14.3), "sinh": (8.7, 12.2), "cosh": (3.3, 4.4), "tanh": (1.2, 2.5),
     "asinh": (6.1, 8.9), "acosh": (7.5, 8.0), "atanh": (12.2, 13.9), "round": (7.0, 8.1), "sign": (0.35, 0.6),
     "maximum": (0.45, 0.35), "minimum": (0.45, 0.4), "sqrt": (0.0, 0.4), "pow": (5.0, 9.8),
@@ -623,7 +625,7 @@ def _launch_lanes(plan: _Plan, out: TiArray, xs, steps: tuple, n: int, serial: b
     """Run the lane-blocked kernel on the first ``n // LANES * LANES`` elements; returns
     how many elements it did."""
     nb = n // _LANES
-    key = ("v", steps, serial)
+    key = ("l", steps, serial)  # ("v", ...) are the span kernels: a plan may use both
     spec = plan.specs.get(key)
     if spec is None or _prog() is not _PROG[0]:
         scalars = tuple(st == 0 for st in steps)
@@ -643,9 +645,27 @@ def _launch_lanes(plan: _Plan, out: TiArray, xs, steps: tuple, n: int, serial: b
     return nb * _LANES
 
 
+# below this many elements a range-limited span variant is not worth its argument check
+_LIMIT_MIN = 16384
+
+
+def _within(x: TiArray, limit: float, n: int) -> bool:
+    """Whether every element of ``x`` lies strictly inside ``(-limit, limit)`` (so not NaN
+    or infinite), for a range-limited span variant (float32 ``sin``/``cos``): two
+    vectorised reductions, worth it from ``_LIMIT_MIN`` elements on."""
+    if n < _LIMIT_MIN:
+        return False
+    from ._statistical_functions import max as _max
+    from ._statistical_functions import min as _min
+
+    hi = float(_max(x))
+    lo = float(_min(x))
+    return -limit < lo and hi < limit  # False for NaN
+
+
 def _launch_contiguous(plan: _Plan, out: TiArray, xs, steps, n: int, serial: bool) -> TiArray:
     steps = tuple(steps)
-    if plan.span_ok and out._device.kind == "cpu":
+    if plan.span_ok and out._device.kind == "cpu" and (plan.limit is None or _within(xs[0], plan.limit, n)):
         # (on a GPU a span would be one thread's serial loop: the plain kernels there)
         return _launch_spans(plan, out, xs, steps, n, serial)
     result = out

@@ -1072,6 +1072,16 @@ def log_f32_simd(ct: ti.template(), a):
 
 
 @ti.func
+def sin_f32_simd(ct: ti.template(), a):
+    return m.sincos_f32_poly(a, False)
+
+
+@ti.func
+def cos_f32_simd(ct: ti.template(), a):
+    return m.sincos_f32_poly(a, True)
+
+
+@ti.func
 def exp_f64_simd(ct: ti.template(), a):
     return m.exp_f64_poly(a)
 
@@ -1083,7 +1093,19 @@ def tanh_f64_simd(ct: ti.template(), a):
 
 _SPAN_OPS: dict = {}
 # float32 operations with a vectorisable polynomial for the span kernels (libm: a call per element)
-_F32_SIMD = {exp_f: exp_f32_simd, tanh_f: tanh_f32_simd, log_f: log_f32_simd}
+_F32_SIMD = {
+    exp_f: exp_f32_simd, tanh_f: tanh_f32_simd, log_f: log_f32_simd, sin_f: sin_f32_simd, cos_f: cos_f32_simd,
+}  # fmt: skip
+# span variants valid only for arguments of magnitude below a limit: the caller checks the
+# data (``range_limit``) and otherwise runs the plain kernels (libm)
+_SIMD_LIMITS = {(sin_f, ti.f32): m.SINCOS_F32_LIMIT, (cos_f, ti.f32): m.SINCOS_F32_LIMIT}
+
+
+def range_limit(op, ct):
+    """The magnitude below which every argument of ``span_op(op, ct)`` must lie, or ``None``."""
+    return _SIMD_LIMITS.get((op, ct))
+
+
 _F64_SIMD = {exp_f: exp_f64_simd, tanh_f: tanh_f64_simd}
 
 
