@@ -95,11 +95,25 @@ def _log(n):
     return {"tiarray": lambda: ta.log(tx), "numpy": lambda: np.log(x)}
 
 
+@case("sin", rtol=1e-6)
+def _sin(n):
+    x = rng.uniform(-100, 100, n).astype(np.float32)
+    tx = ta.asarray(x)
+    return {"tiarray": lambda: ta.sin(tx), "numpy": lambda: np.sin(x)}
+
+
 @case("exp (float64)", sizes=(10**6, 10**7), rtol=1e-14)
 def _exp64(n):
     x = rng.standard_normal(n)
     tx = ta.asarray(x)
     return {"tiarray": lambda: ta.exp(tx), "numpy": lambda: np.exp(x)}
+
+
+@case("log (float64)", sizes=(10**6, 10**7), rtol=1e-14)
+def _log64(n):
+    x = np.abs(rng.standard_normal(n)) + 1e-3
+    tx = ta.asarray(x)
+    return {"tiarray": lambda: ta.log(tx), "numpy": lambda: np.log(x)}
 
 
 @case("tanh (float64)", sizes=(10**6, 10**7), rtol=1e-14)

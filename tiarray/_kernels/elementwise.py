@@ -1091,6 +1091,11 @@ def tanh_f64_simd(ct: ti.template(), a):
     return m.tanh_f64_poly(a)
 
 
+@ti.func
+def log_f64_simd(ct: ti.template(), a):
+    return m.log_f64_poly(a)
+
+
 _SPAN_OPS: dict = {}
 # float32 operations with a vectorisable polynomial for the span kernels (libm: a call per element)
 _F32_SIMD = {
@@ -1106,7 +1111,7 @@ def range_limit(op, ct):
     return _SIMD_LIMITS.get((op, ct))
 
 
-_F64_SIMD = {exp_f: exp_f64_simd, tanh_f: tanh_f64_simd}
+_F64_SIMD = {exp_f: exp_f64_simd, tanh_f: tanh_f64_simd, log_f: log_f64_simd}
 
 
 def span_op(op, ct):
