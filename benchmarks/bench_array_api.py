@@ -102,6 +102,19 @@ def _sin(n):
     return {"tiarray": lambda: ta.sin(tx), "numpy": lambda: np.sin(x)}
 
 
+@case("log1p", sizes=(10**6,), rtol=1e-6)
+def _log1p(n):
+    x = rng.uniform(-0.9, 10, n).astype(np.float32)
+    tx = ta.asarray(x)
+    return {"tiarray": lambda: ta.log1p(tx), "numpy": lambda: np.log1p(x)}
+
+
+@case("expm1", sizes=(10**6,), rtol=1e-6)
+def _expm1(n):
+    x, tx = _f32(n)
+    return {"tiarray": lambda: ta.expm1(tx), "numpy": lambda: np.expm1(x)}
+
+
 @case("exp (float64)", sizes=(10**6, 10**7), rtol=1e-14)
 def _exp64(n):
     x = rng.standard_normal(n)

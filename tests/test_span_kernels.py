@@ -239,6 +239,40 @@ def test_span_log_float64(n, launch_mode):
     )
 
 
+@pytest.mark.parametrize("n", [1000, 100_003])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_span_log1p_expm1(dtype, n, launch_mode):
+    """Kahan's forms on the vectorised exp/log: a few ulp; special values as NumPy's."""
+    rng = np.random.default_rng(20)
+    tiny = -40 if dtype == np.float32 else -300
+    x1 = np.concatenate(
+        [rng.uniform(-0.999, 10, n), 10.0 ** rng.uniform(tiny, 30, n), -(10.0 ** rng.uniform(tiny, -0.01, n))]
+    ).astype(dtype)
+    xe = np.concatenate(
+        [
+            rng.uniform(-80, 80, n),
+            rng.uniform(-1, 1, n),
+            10.0 ** rng.uniform(tiny, 0, n) * rng.choice([-1, 1], n),
+        ]
+    ).astype(dtype)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, -2.0, 100.0, -1000.0], dtype)
+    x1[: special.size] = special
+    xe[: special.size] = special
+    g1 = np.asarray(ta.log1p(ta.asarray(x1)))
+    ge = np.asarray(ta.expm1(ta.asarray(xe)))
+    with np.errstate(all="ignore"):
+        r1, re = np.log1p(x1), np.expm1(xe)
+    for got, x, ref, fn in ((g1, x1, r1, np.log1p), (ge, xe, re, np.expm1)):
+        ok = np.isfinite(ref) & (ref != 0)
+        if dtype == np.float32:
+            err = _ulps(got[ok], fn(x[ok].astype(np.float64)))
+        else:
+            err = _ulps64(got[ok], x[ok], fn) - _SLACK64
+        assert err.max() <= 3.0, fn.__name__
+        np.testing.assert_array_equal(got[: special.size], ref[: special.size])
+        np.testing.assert_array_equal(np.signbit(got[:2]), [False, True])
+
+
 def test_exp_float32_subnormal_results_in_the_calling_thread():
     # serial (small) launches run in the calling thread, whose FP environment keeps
     # subnormals; results between 2**-149 and 2**-126 come out as NumPy's
@@ -273,5 +307,7 @@ def test_span_op_admits_only_branch_free_operations():
     # run-time branches, here or in a function called: Taichi 1.7 cannot inline them into
     # a real function
     assert E.span_op(E.floor_divide_i, ti.i32) is None
-    assert E.span_op(E.expm1_f, ti.f32) is None
+    assert E.span_op(E.sinh_f, ti.f32) is None  # calls expm1, which branches
+    assert E.span_op(E.expm1_f, ti.f32) is E.expm1_simd  # ... but has a branch-free variant
+    assert E._branch_free(_math.expm1_poly, set()) and not E._branch_free(_math.expm1, set())
     assert E._branch_free(_math.exp_f32_poly, set())

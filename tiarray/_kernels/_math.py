@@ -477,6 +477,54 @@ def tanh_f64_poly(x):
 
 
 @ti.func
+def exp_poly(ct: ti.template(), x):
+    """:func:`exp_f32_poly` or :func:`exp_f64_poly` by ``ct``."""
+    r = x
+    if ti.static(ct == ti.f32):
+        r = exp_f32_poly(x)
+    else:
+        r = exp_f64_poly(x)
+    return r
+
+
+@ti.func
+def log_poly(ct: ti.template(), x):
+    """:func:`log_f32_poly` or :func:`log_f64_poly` by ``ct``."""
+    r = x
+    if ti.static(ct == ti.f32):
+        r = log_f32_poly(x)
+    else:
+        r = log_f64_poly(x)
+    return r
+
+
+@ti.func
+def log1p_poly(ct: ti.template(), x):
+    """:func:`log1p` branch-free, on the vectorisable ``log``: Kahan's
+    ``log(u) * x / (u - 1)`` with ``u = 1 + x`` (``x`` itself where ``u`` rounds to 1,
+    ``+inf`` for ``+inf``; NaN below -1). A few ulp."""
+    u = ct(1.0) + x
+    d = u - ct(1.0)
+    r = log_poly(ct, u) * (x / ti.select(d == ct(0.0), ct(1.0), d))
+    r = ti.select(u == ct(1.0), x, r)
+    return ti.select(u == inf(ct), u, r)
+
+
+@ti.func
+def expm1_poly(ct: ti.template(), x):
+    """:func:`expm1` branch-free, on the vectorisable ``exp`` and ``log``: Kahan's
+    ``(u - 1) x / log(u)`` with ``u = e^x`` (``x`` itself where ``u`` rounds to 1, -1 where
+    ``u - 1`` does, ``u`` where it is infinite). A few ulp."""
+    u = exp_poly(ct, x)
+    um1 = u - ct(1.0)
+    lu = log_poly(ct, u)
+    r = um1 * x / ti.select(lu == ct(0.0), ct(1.0), lu)
+    r = ti.select(u == ct(1.0), x, r)
+    r = ti.select(um1 == ct(-1.0), ct(-1.0), r)
+    return ti.select(u == inf(ct), u, r)
+
+
+@ti.func
 def log1p(ct: ti.template(), x):
     u = ct(1.0) + x
     r = x

@@ -1096,10 +1096,21 @@ def log_f64_simd(ct: ti.template(), a):
     return m.log_f64_poly(a)
 
 
+@ti.func
+def log1p_simd(ct: ti.template(), a):
+    return m.log1p_poly(ct, a)
+
+
+@ti.func
+def expm1_simd(ct: ti.template(), a):
+    return m.expm1_poly(ct, a)
+
+
 _SPAN_OPS: dict = {}
 # float32 operations with a vectorisable polynomial for the span kernels (libm: a call per element)
 _F32_SIMD = {
     exp_f: exp_f32_simd, tanh_f: tanh_f32_simd, log_f: log_f32_simd, sin_f: sin_f32_simd, cos_f: cos_f32_simd,
+    log1p_f: log1p_simd, expm1_f: expm1_simd,
 }  # fmt: skip
 # span variants valid only for arguments of magnitude below a limit: the caller checks the
 # data (``range_limit``) and otherwise runs the plain kernels (libm)
@@ -1111,7 +1122,9 @@ def range_limit(op, ct):
     return _SIMD_LIMITS.get((op, ct))
 
 
-_F64_SIMD = {exp_f: exp_f64_simd, tanh_f: tanh_f64_simd, log_f: log_f64_simd}
+_F64_SIMD = {
+    exp_f: exp_f64_simd, tanh_f: tanh_f64_simd, log_f: log_f64_simd, log1p_f: log1p_simd, expm1_f: expm1_simd,
+}  # fmt: skip
 
 
 def span_op(op, ct):
