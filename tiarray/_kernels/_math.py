@@ -276,7 +276,7 @@ def tanh_f32_poly(x):
     (``tanh(-0) = -0``); NaN propagates through both branches. About 2 ulp.
     """
     f = ti.f32
-    ax = ti.bit_cast(ti.bit_cast(x, ti.u32) & ti.u32(0x7FFFFFFF), f)
+    ax = fabs(f, x)
     z = ax * ax
     p = f(-5.70498872745e-3)
     p = p * z + f(2.06390887954e-2)
@@ -287,9 +287,7 @@ def tanh_f32_poly(x):
     e = exp_f32_poly(ax + ax)
     big = f(1.0) - f(2.0) / (e + f(1.0))
     r = ti.select(ax >= f(0.625), big, small)
-    return ti.bit_cast(
-        (ti.bit_cast(r, ti.u32) & ti.u32(0x7FFFFFFF)) | (ti.bit_cast(x, ti.u32) & ti.u32(0x80000000)), f
-    )
+    return copysign(f, r, x)
 
 
 @ti.func
@@ -348,7 +346,7 @@ def sincos_f32_poly(x, want_cos: ti.template()):
     """
     f = ti.f32
     d = ti.f64
-    ax = ti.bit_cast(ti.bit_cast(x, ti.u32) & ti.u32(0x7FFFFFFF), f)
+    ax = fabs(f, x)
     xd = ti.cast(ax, d)
     j = ti.cast(xd * d(1.2732395447351628), ti.i32)
     j = j + (j & 1)
@@ -459,7 +457,7 @@ def tanh_f64_poly(x):
     About 2 ulp.
     """
     f = ti.f64
-    ax = ti.bit_cast(ti.bit_cast(x, ti.u64) & ti.u64(0x7FFFFFFFFFFFFFFF), f)
+    ax = fabs(f, x)
     z = ax * ax
     p = (f(-9.64399179425052238628e-1) * z - f(9.92877231001918586564e1)) * z - f(1.61468768441708447952e3)
     q = ((z + f(1.12811678491632931402e2)) * z + f(2.23548839060100448583e3)) * z + f(
@@ -469,11 +467,7 @@ def tanh_f64_poly(x):
     e = exp_f64_poly(ax + ax)
     big = f(1.0) - f(2.0) / (e + f(1.0))
     r = ti.select(ax >= f(0.625), big, small)
-    return ti.bit_cast(
-        (ti.bit_cast(r, ti.u64) & ti.u64(0x7FFFFFFFFFFFFFFF))
-        | (ti.bit_cast(x, ti.u64) & ti.u64(0x8000000000000000)),
-        f,
-    )
+    return copysign(f, r, x)
 
 
 @ti.func
