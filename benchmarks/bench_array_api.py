@@ -115,6 +115,12 @@ def _expm1(n):
     return {"tiarray": lambda: ta.expm1(tx), "numpy": lambda: np.expm1(x)}
 
 
+@case("x ** 2", sizes=(10**6, 10**7))
+def _square_op(n):
+    x, tx = _f32(n)
+    return {"tiarray": lambda: tx**2, "numpy": lambda: x**2}
+
+
 @case("exp (float64)", sizes=(10**6, 10**7), rtol=1e-14)
 def _exp64(n):
     x = rng.standard_normal(n)

@@ -154,6 +154,45 @@ _SCALARS = {
 }
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int32", "uint8", "int64"])
+@pytest.mark.parametrize("exponent", [2, 1, -1, 2.0, 1.0, -1.0, 3])
+def test_small_powers_take_the_simple_paths_with_pow_results(dtype, exponent):
+    """``x ** 2``, ``x ** 1`` and (floating) ``x ** -1`` are one product, a copy, one
+    division: the results (values, signed zeros, NaN, infinities, wrap-around, dtype) are
+    those of pow; other exponents keep pow (``3``: libm's, about 1 ulp)."""
+    kind = np.dtype(dtype).kind
+    if kind != "f" and (type(exponent) is float or exponent < 0):
+        return  # float exponents promote integer arrays, negative ones are integer pow: not fast paths
+    rng = np.random.default_rng(3)
+    a = random_values(rng, (1000,), dtype)
+    if kind == "f":
+        a[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-3]
+    x = ta.asarray(a)
+    with np.errstate(all="ignore"):
+        want = np.power(a, np.asarray(exponent, dtype=a.dtype))
+    for got in (x**exponent, ta.pow(x, exponent)):
+        assert got.dtype == x.dtype
+        g = np.asarray(got)
+        if exponent == 3 and kind == "f":
+            np.testing.assert_allclose(g, want, rtol=2e-3 if dtype == "float16" else 2e-6)
+        else:
+            np.testing.assert_array_equal(g, want)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(want))
+    y = x**1
+    y[0] = 7  # a new array, not a view of x
+    assert np.asarray(x)[0] == a[0]
+
+
+def test_half_power_keeps_pow_semantics():
+    """``x ** 0.5`` is pow, not sqrt: ``(-0) ** 0.5 = +0`` and ``(-inf) ** 0.5 = +inf``
+    (C99 Annex F; NumPy's own fast path gives sqrt's -0 and NaN there)."""
+    x = ta.asarray(np.array([-0.0, -np.inf, 4.0, 2.0], np.float32))
+    got = np.asarray(x**0.5)
+    np.testing.assert_array_equal(got[:3], [0.0, np.inf, 2.0])
+    assert not np.signbit(got[0])
+    np.testing.assert_allclose(got[3], np.sqrt(np.float32(2.0)), rtol=2e-7)
+
+
 @pytest.mark.parametrize("name", sorted(BINARY))
 @SETTINGS
 @given(data=st.data())

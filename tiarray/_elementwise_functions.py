@@ -709,9 +709,30 @@ def _unary(func: str, x) -> TiArray:
     return _run(plan, out, [x])
 
 
+def _small_power(x1: TiArray, x2):
+    """``x1 ** x2`` for the Python exponents whose correctly rounded result is one simple
+    operation (as NumPy does for ``x ** 2``): ``2`` -> ``x * x``, ``1`` -> a copy, ``-1`` ->
+    ``1 / x`` (floating arrays). ``None`` for every other exponent. libm's ``pow`` costs
+    ~5 ns an element, a product ~0.2 ns."""
+    k = x1._dtype.kind
+    if k not in "iuf" or (type(x2) is float and k != "f"):
+        return None
+    if x2 == 2:
+        return _binary("multiply", x1, x1)
+    if x2 == 1:
+        return _unary("positive", x1)
+    if x2 == -1 and k == "f":
+        return _unary("reciprocal", x1)
+    return None
+
+
 def _binary(func: str, x1, x2) -> TiArray:
     if type(x1) is not TiArray or type(x2) is not TiArray:
         t2 = type(x2)
+        if func == "pow" and type(x1) is TiArray and (t2 is int or t2 is float):
+            r = _small_power(x1, x2)
+            if r is not None:
+                return r
         if type(x1) is TiArray and (t2 is float or t2 is int) and x1._dtype.kind in "fc":
             # fast path for ``x + 1.0``: a Python int or float next to a floating array
             x2 = _scalar_array(x2, x1._dtype, func, "x2")
