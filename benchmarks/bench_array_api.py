@@ -115,6 +115,12 @@ def _expm1(n):
     return {"tiarray": lambda: ta.expm1(tx), "numpy": lambda: np.expm1(x)}
 
 
+@case("maximum(x, 0.0) (relu)", sizes=(10**6, 10**7))
+def _relu(n):
+    x, tx = _f32(n)
+    return {"tiarray": lambda: ta.maximum(tx, 0.0), "numpy": lambda: np.maximum(x, np.float32(0.0))}
+
+
 @case("x ** 2", sizes=(10**6, 10**7))
 def _square_op(n):
     x, tx = _f32(n)

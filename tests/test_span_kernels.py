@@ -273,6 +273,25 @@ def test_span_log1p_expm1(dtype, n, launch_mode):
         np.testing.assert_array_equal(np.signbit(got[:2]), [False, True])
 
 
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_span_maximum_minimum(dtype, n, launch_mode):
+    """Branch-free maximum/minimum (span kernels): NaN from either side propagates, equal
+    values (signed zeros) give NumPy's choice of operand."""
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal(n).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    k = min(n, 8)
+    a[:k] = [np.nan, 0.0, -0.0, 1.0, np.inf, -np.inf, np.nan, 0.0][:k]
+    b[:k] = [1.0, -0.0, 0.0, np.nan, 1.0, np.nan, np.nan, 0.0][:k]
+    for f, g in ((ta.maximum, np.maximum), (ta.minimum, np.minimum)):
+        got = np.asarray(f(ta.asarray(a), ta.asarray(b)))
+        want = g(a, b)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(np.asarray(ta.maximum(ta.asarray(a), 0.0)), np.maximum(a, dtype(0)))
+
+
 def test_exp_float32_subnormal_results_in_the_calling_thread():
     # serial (small) launches run in the calling thread, whose FP environment keeps
     # subnormals; results between 2**-149 and 2**-126 come out as NumPy's
