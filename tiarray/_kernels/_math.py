@@ -258,8 +258,7 @@ def exp_f32_poly(x):
     s1 = ti.bit_cast((k1 + 127) << 23, f)
     s2 = ti.bit_cast((k2 + 127) << 23, f)
     res = y * s1 * s2
-    bits = ti.bit_cast(x, ti.u32)
-    return ti.select((bits & ti.u32(0x7FFFFFFF)) > ti.u32(0x7F800000), x, res)
+    return ti.select(isnan(f, x), x, res)
 
 
 @ti.func
@@ -283,6 +282,16 @@ def tanh_f32_poly(x):
     big = f(1.0) - f(2.0) / (e + f(1.0))
     r = ti.select(ax >= f(0.625), big, small)
     return copysign(f, r, x)
+
+
+@ti.func
+def _log_special(ct: ti.template(), x, r):
+    """``r``, the polynomial ``log(x)`` of a positive finite ``x``, with the special values
+    put in: ``log(+-0) = -inf``, NaN for negative ``x``, ``log(inf) = inf``, NaN kept."""
+    r = ti.select(x == ct(0.0), -inf(ct), r)
+    r = ti.select(x < ct(0.0), nan(ct), r)
+    r = ti.select(x == inf(ct), x, r)
+    return ti.select(isnan(ct, x), x, r)
 
 
 @ti.func
@@ -316,12 +325,7 @@ def log_f32_poly(x):
     fe = ti.cast(e, f)
     y = y + fe * f(-2.12194440e-4)
     y = y - f(0.5) * z
-    r = t + y + fe * f(0.693359375)
-    bx = ti.bit_cast(x, ti.u32)
-    r = ti.select(x == f(0.0), -ti.bit_cast(ti.u32(0x7F800000), f), r)
-    r = ti.select(x < f(0.0), ti.bit_cast(ti.u32(0x7FC00000), f), r)
-    r = ti.select(bx == ti.u32(0x7F800000), x, r)  # +inf
-    return ti.select((bx & ti.u32(0x7FFFFFFF)) > ti.u32(0x7F800000), x, r)  # NaN
+    return _log_special(f, x, t + y + fe * f(0.693359375))
 
 
 # float32 sin/cos: arguments below this (2**24 * pi/4) are reduced exactly enough in float64
@@ -394,8 +398,7 @@ def exp_f64_poly(x):
     s1 = ti.bit_cast((k1 + 1023) << 52, f)
     s2 = ti.bit_cast((k2 + 1023) << 52, f)
     res = y * s1 * s2
-    bits = ti.bit_cast(x, ti.u64)
-    return ti.select((bits & ti.u64(0x7FFFFFFFFFFFFFFF)) > ti.u64(0x7FF0000000000000), x, res)
+    return ti.select(isnan(f, x), x, res)
 
 
 @ti.func
@@ -436,12 +439,7 @@ def log_f64_poly(x):
     ln2_lo = f(1.90821492927058770002e-10)
     r1 = dk * ln2_hi - ((hfsq - (s * (hfsq + R) + dk * ln2_lo)) - ff)
     r2 = dk * ln2_hi - ((s * (ff - R) - dk * ln2_lo) - ff)
-    r = ti.select(((hx - 0x6147A) | (0x6B851 - hx)) > 0, r1, r2)
-    bx = ti.bit_cast(x, u)
-    r = ti.select(x == f(0.0), -ti.bit_cast(u(0x7FF0000000000000), f), r)
-    r = ti.select(x < f(0.0), ti.bit_cast(u(0x7FF8000000000000), f), r)
-    r = ti.select(bx == u(0x7FF0000000000000), x, r)  # +inf
-    return ti.select((bx & u(0x7FFFFFFFFFFFFFFF)) > u(0x7FF0000000000000), x, r)  # NaN
+    return _log_special(f, x, ti.select(((hx - 0x6147A) | (0x6B851 - hx)) > 0, r1, r2))
 
 
 @ti.func
