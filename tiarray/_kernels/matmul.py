@@ -339,9 +339,7 @@ def _rel_span(x: TiArray) -> tuple:
 def _direct_plan(a: TiArray, b: TiArray, bshape: tuple, M: int, N: int, K: int, ct: _dtypes.DType,
                  conj_a: bool, batch_offsets) -> _DirectPlan:  # fmt: skip
     p = _DirectPlan()
-    ra, rb = _rel_span(a), _rel_span(b)
-    check_elements(ra[2])
-    check_elements(rb[2])
+    ra, rb = _rel_span(a), _rel_span(b)  # (_parts checks the spans' lengths)
     _, _, _, oa, are, aim, fa = ra
     _, _, _, ob, bre, bim, fb = rb
     aoffs = batch_offsets(bshape, a._shape[:-2], a._strides[:-2])
@@ -349,8 +347,6 @@ def _direct_plan(a: TiArray, b: TiArray, bshape: tuple, M: int, N: int, K: int, 
     n = len(aoffs) * M * N
     cplx = ct.kind == "c"
     rct = _dtypes.finfo_dtype(ct)
-    ao = np.ascontiguousarray(aoffs * fa + oa, dtype=np.int64)
-    bo = np.ascontiguousarray(boffs * fb + ob, dtype=np.int64)
     p.a_span, p.b_span = ra[:2] + ((ra[2],),), rb[:2] + ((rb[2],),)
     if N == 1 and not cplx and not conj_a and a._strides[-1] == 1 and b._strides[-2] == 1 and K > 1:
         from .reduce import task_pad
@@ -381,7 +377,7 @@ def _direct_plan(a: TiArray, b: TiArray, bshape: tuple, M: int, N: int, K: int, 
         p.keep = meta
     check_elements(p.nout, "matmul's output")
     p.out_nbytes = p.nout * rct.itemsize
-    p.aoff, p.boff = (ao, meta_arg(ao)), (bo, meta_arg(bo))
+    p.aoff, p.boff = _i64(aoffs * fa + oa), _i64(boffs * fb + ob)
     p.prog = _runtime_prog()  # after spec(), which initialises the runtime if needed
     return p
 
