@@ -1107,10 +1107,14 @@ def expm1_simd(ct: ti.template(), a):
 
 
 _SPAN_OPS: dict = {}
-# float32 operations with a vectorisable polynomial for the span kernels (libm: a call per element)
-_F32_SIMD = {
-    exp_f: exp_f32_simd, tanh_f: tanh_f32_simd, log_f: log_f32_simd, sin_f: sin_f32_simd, cos_f: cos_f32_simd,
-    log1p_f: log1p_simd, expm1_f: expm1_simd,
+# (operation, compute type) -> its vectorisable polynomial for the span kernels (libm: a
+# call per element)
+_SIMD = {
+    (exp_f, ti.f32): exp_f32_simd, (tanh_f, ti.f32): tanh_f32_simd, (log_f, ti.f32): log_f32_simd,
+    (sin_f, ti.f32): sin_f32_simd, (cos_f, ti.f32): cos_f32_simd, (log1p_f, ti.f32): log1p_simd,
+    (expm1_f, ti.f32): expm1_simd,
+    (exp_f, ti.f64): exp_f64_simd, (tanh_f, ti.f64): tanh_f64_simd, (log_f, ti.f64): log_f64_simd,
+    (log1p_f, ti.f64): log1p_simd, (expm1_f, ti.f64): expm1_simd,
 }  # fmt: skip
 # span variants valid only for arguments of magnitude below a limit: the caller checks the
 # data (``range_limit``) and otherwise runs the plain kernels (libm)
@@ -1122,26 +1126,19 @@ def range_limit(op, ct):
     return _SIMD_LIMITS.get((op, ct))
 
 
-_F64_SIMD = {
-    exp_f: exp_f64_simd, tanh_f: tanh_f64_simd, log_f: log_f64_simd, log1p_f: log1p_simd, expm1_f: expm1_simd,
-}  # fmt: skip
-
-
 def span_op(op, ct):
     """The variant of ``op`` for the span kernels, or ``None`` if it cannot run in one.
 
     Taichi 1.7 crashes (segmentation fault while compiling) when a ``ti.func`` with
     run-time control flow (``if``, ``while``, ``for``) is inlined into a real function, so
     only branch-free operations qualify: checked from the source of ``op`` and of every
-    ``ti.func`` it calls. ``where`` becomes a select; float32 ``exp``, ``tanh`` and ``log``
-    the vectorisable polynomials of ``_math``.
+    ``ti.func`` it calls. ``where`` becomes a select; the transcendental functions in
+    ``_SIMD`` the vectorisable polynomials of ``_math``.
     """
     key = (op, ct)
     if key not in _SPAN_OPS:
-        if op in _F32_SIMD and ct == ti.f32:
-            r = _F32_SIMD[op]
-        elif op in _F64_SIMD and ct == ti.f64:
-            r = _F64_SIMD[op]
+        if key in _SIMD:
+            r = _SIMD[key]
         elif op is where_r:
             r = where_select
         else:
