@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import os
 import threading
 
 import numpy as np
@@ -71,7 +70,7 @@ def _thread_factor() -> float:
     ``t = pool * p / (p - 1)``; a pool of one never pays."""
     prog = _runtime._ti_impl.get_runtime().prog
     if prog is not _THREAD_FACTOR[0]:
-        p = min(int(_runtime._ti_impl.current_cfg().cpu_max_num_threads), os.cpu_count() or 1)
+        p = _runtime.cpu_workers()
         _THREAD_FACTOR[1] = float("inf") if p <= 1 else p / (2.0 * (p - 1))
         _THREAD_FACTOR[0] = prog
     return _THREAD_FACTOR[1]

@@ -257,10 +257,13 @@ def _prepare_cpu_workers(prog) -> None:
     per runtime (see ``_threads``)."""
     from . import _threads
 
-    # Taichi's pool has one worker per logical CPU of the machine and uses at most
-    # cpu_max_num_threads of them
-    n = min(int(_ti_impl.current_cfg().cpu_max_num_threads), os.cpu_count() or 1)
-    _threads.prepare_workers(prog, n)
+    _threads.prepare_workers(prog, cpu_workers())
+
+
+def cpu_workers() -> int:
+    """The workers Taichi's CPU pool runs a parallel loop on: it has one per logical CPU of
+    the machine and uses at most ``cpu_max_num_threads`` of them."""
+    return min(int(_ti_impl.current_cfg().cpu_max_num_threads), os.cpu_count() or 1)
 
 
 def _current_device_uncached() -> Device:
