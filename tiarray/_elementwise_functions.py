@@ -507,8 +507,8 @@ def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
             f"the result has {n} elements; Taichi kernels index at most 2**31 - 1 elements per array"
         )
     nin = len(xs)
-    # contiguous launches run vectorised kernels (their speed); strided ones do not
-    serial = _LAUNCHERS[("c", 1)].use_serial(n * plan.itemsizes, plan.speed)
+    ln = _LAUNCHERS[("c", 1)]
+    nbytes = n * plan.itemsizes
     # Fast path: every operand is C-contiguous with the result's shape, or one element.
     steps = []
     if fresh or out._is_c_contiguous():
@@ -519,14 +519,16 @@ def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
                 steps.append(0)
             else:
                 break
+    # contiguous launches run vectorised kernels (the plan's speed); strided ones do not
     if len(steps) == nin:
-        return _launch_contiguous(plan, out, xs, steps, n, serial)
+        return _launch_contiguous(plan, out, xs, steps, n, ln.use_serial(nbytes, plan.speed))
     # General path: collapse the broadcast layout to as few axes as possible.
     views = [broadcast_view(x, shape) for x in xs]
     cshape, cstrides = collapse(shape, out._strides, *[v._strides for v in views])
     if len(cshape) == 1 and cstrides[0][0] == 1 and builtins.all(st[0] in (0, 1) for st in cstrides[1:]):
-        return _launch_contiguous(plan, out, xs, [st[0] for st in cstrides[1:]], n, serial)
-    serial = _LAUNCHERS[("c", 1)].use_serial(n * plan.itemsizes)
+        steps = [st[0] for st in cstrides[1:]]
+        return _launch_contiguous(plan, out, xs, steps, n, ln.use_serial(nbytes, plan.speed))
+    serial = ln.use_serial(nbytes)
     nd = len(cshape)
     ospan, ooff = _span(out)
     meta = list(cshape) + [ooff, *cstrides[0]]
