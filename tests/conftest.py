@@ -72,18 +72,30 @@ def cupy():
     return cupy
 
 
+def _all_parallel():
+    """Every CPU kernel in its parallel variant (``set_serial_threshold(0)``) until resumed."""
+    import tiarray as ta
+
+    old = ta.set_serial_threshold(0)
+    try:
+        yield
+    finally:
+        ta.set_serial_threshold(old)
+
+
+@pytest.fixture
+def parallel_kernels():
+    """Force the parallel kernels, whatever the serial thresholds would pick for the sizes."""
+    yield from _all_parallel()
+
+
 @pytest.fixture(params=["tuned", "parallel"])
 def launch_mode(request):
     """Run a test twice: with the serial thresholds as tuned, and with every CPU kernel in
-    its parallel variant (``set_serial_threshold(0)``), so the parallel kernels stay
-    covered whatever sizes the thresholds send to the serial ones."""
-    import tiarray as ta
-
+    its parallel variant, so the parallel kernels stay covered whatever sizes the
+    thresholds send to the serial ones."""
     if request.param == "tuned":
         yield request.param
         return
-    old = ta.set_serial_threshold(0)
-    try:
+    for _ in _all_parallel():
         yield request.param
-    finally:
-        ta.set_serial_threshold(old)

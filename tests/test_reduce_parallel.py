@@ -17,13 +17,8 @@ from tiarray._kernels import reduce as R
 SIZES = [1_000_003, 3 * 2**20 + 5]
 
 
-@pytest.fixture(autouse=True)
-def _parallel_kernels():
-    """These tests are about the parallel (padded, chunked) kernels: force them, whatever
-    the serial thresholds would pick for these sizes."""
-    old = ta.set_serial_threshold(0)
-    yield
-    ta.set_serial_threshold(old)
+# these tests are about the parallel (padded, chunked) kernels
+pytestmark = pytest.mark.usefixtures("parallel_kernels")
 
 
 def test_padding_is_chosen_for_few_heavy_tasks_only():
