@@ -181,6 +181,53 @@ def test_kernels_never_write_outside_their_arrays(transpose, blocks):
     np.testing.assert_array_equal(sbuf[64 + scratch.shape[0] :], 12345.0)
 
 
+@pytest.mark.parametrize("blocks", [1, 2])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_gather_never_reads_outside_the_vector(index_dtype, blocks):
+    """A gather over unvalidated indices (as under jax.jit) reads only inside ``vector``.
+
+    The vector sits between NaN sentinels: a single read outside it would make a NaN.
+    Blocks of valid indices (read unclamped after their check) sit next to blocks with
+    invalid ones (clamped), and one row is long enough to be checked in chunks."""
+    from tiarray.operators.sparse import _csr_kernels
+
+    rng = np.random.default_rng(5)
+    n, cap = 50, _csr_kernels.GATHER_SYN
+    bad = np.array([-1, n, n + 1, 2**31 - 1, -(2**31), 10**6], np.int64)
+    rows = [rng.integers(0, n, 7), rng.integers(0, n, 3), bad[:3], rng.integers(0, n, 2 * cap + 5)]
+    rows[3][cap + 9] = n  # one invalid index in the second chunk of the long row
+    rows += [rng.integers(0, n, 4) for _ in range(40)]  # more blocks, all valid
+    rows[20] = np.concatenate([rows[20], bad[3:]])
+    idx = np.concatenate(rows).astype(index_dtype)  # every value fits in int32
+    ptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(index_dtype)
+    m = len(rows)
+    w = rng.random(idx.shape[0]).astype(np.float32) + 0.5
+    buf = np.full(n + 128, np.nan, np.float32)
+    vec = buf[64 : 64 + n]
+    vec[:] = rng.random(n)
+    obuf, out = _guarded(m, np.float32)
+    dt_i = _dtypes.int32 if index_dtype == np.int32 else _dtypes.int64
+    spec = _csr._OPS["csrmv"]._launcher("cpu").spec(
+        [(_dtypes.float32, 1, False), (dt_i, 1, False), (dt_i, 1, False),
+         (_dtypes.float32, 1, False), (_dtypes.float32, 1, False), (_dtypes.float32, 1, False)],
+        (False,), serial=blocks == 1,
+    )  # fmt: skip
+
+    def arg(a):
+        return (a.ctypes.data, a.nbytes, a.shape)
+
+    scratch = np.zeros(0, np.float32)
+    spec.launch([arg(w), arg(idx), arg(ptr), arg(vec), arg(out), arg(scratch)])
+    assert np.isfinite(out).all()
+    np.testing.assert_array_equal(obuf[:64], 12345.0)
+    np.testing.assert_array_equal(obuf[64 + m :], 12345.0)
+    # rows whose indices are all valid are exact, whatever their neighbours hold
+    for r in (0, 1, 5, 30, m - 1):
+        a, b = int(ptr[r]), int(ptr[r + 1])
+        want = np.dot(w[a:b].astype(np.float64), vec[idx[a:b]].astype(np.float64))
+        np.testing.assert_allclose(out[r], want, rtol=1e-5)
+
+
 def test_sddmm_and_dense_errors(csr):
     w, idx, ptr, _ = csr
     with pytest.raises(
