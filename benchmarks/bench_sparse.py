@@ -28,8 +28,11 @@ the transpose), ``jax.experimental.sparse`` BCSR (prebuilt ``W^T`` for the trans
 and ``BinaryArray @ CSR`` under ``jax.jit``) when it is installed. Non-tiarray methods get
 the spikes pre-converted to float32 (not timed), except brainevent, which takes bool.
 
+``--weights shared`` gives tiarray one weight for all synapses (a 0-d array: no weight
+array is read) and the peers, which have no such form, an array of that constant.
+
 Memory-traffic bounds (bytes / 20.1 GB/s, the best 400 MB copy measured on this machine
-class; see the peer-baseline file):
+class; see the peer-baseline file; with ``--weights shared`` without the weight bytes):
 
 - ``LB_ev`` (event ops, both directions): 8 bytes per active synapse + n spike bytes +
   4n output bytes. The gather direction (``transpose=False``) cannot reach it with CSR
@@ -51,6 +54,7 @@ Usage::
 
     python benchmarks/bench_sparse.py            # full table (a few minutes)
     python benchmarks/bench_sparse.py --quick    # smoke run for CI
+    python benchmarks/bench_sparse.py --weights shared   # one weight for all synapses
 """
 
 from __future__ import annotations
@@ -325,13 +329,15 @@ PEER_ORDER = ["scipy", "torch", "jax BCSR", "jax BCOO", "dense @", "brainevent"]
 ROUTES = ["ti torch", "ti jit", "ti CSR"]
 
 
-def bounds(op, transpose, n, nnz, active_syn):
+def bounds(op, transpose, n, nnz, active_syn, shared=False):
+    """The memory-traffic bound (us) and its name; ``shared``: one weight, no weight array read."""
+    wb = 0 if shared else 4  # bytes of weight per synapse read
     if op == "event_csrmv":
-        lb_ev = (8 * active_syn + n + 4 * n) / BW * 1e6
+        lb_ev = ((4 + wb) * active_syn + n + 4 * n) / BW * 1e6
         if transpose:
             return lb_ev, "LB_ev"
-        return (4 * nnz + 4 * active_syn + n + 4 * n) / BW * 1e6, "LB_gather"
-    return (8 * nnz + 4 * (n + 1) + 8 * n) / BW * 1e6, "LB_csr"
+        return (4 * nnz + wb * active_syn + n + 4 * n) / BW * 1e6, "LB_gather"
+    return ((4 + wb) * nnz + 4 * (n + 1) + 8 * n) / BW * 1e6, "LB_csr"
 
 
 def main(argv=None):
@@ -345,6 +351,12 @@ def main(argv=None):
     ap.add_argument("--r", type=float, nargs="*", default=None)
     ap.add_argument("--ops", nargs="*", default=["event_csrmv", "csrmv"])
     ap.add_argument("--dense-max-n", type=int, default=10000)
+    ap.add_argument(
+        "--weights",
+        choices=["per-synapse", "shared"],
+        default="per-synapse",
+        help="one weight per synapse, or one shared weight (tiarray gets a 0-d array, peers a constant array)",
+    )
     ap.add_argument("--no-peers", action="store_true", help="time tiarray only")
     ap.add_argument("--no-routes", action="store_true", help="time tiarray's NumPy route only")
     ap.add_argument("--stat", choices=["min", "median"], default="min", help="statistic used for the ratios")
@@ -387,6 +399,7 @@ def main(argv=None):
         "; load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
     )
     print(
+        f"- weights: {args.weights}\n"
         "- times in us per call: lowest per-round median (minimum over all calls); ratios from the "
         f"{args.stat}: peer / tiarray (> 1: tiarray faster); x LB = tiarray / bound\n"
     )
@@ -398,8 +411,12 @@ def main(argv=None):
         p = p_of.get(n, 20.0 / n)
         w, idx, ptr = make_case(n, p, seed=n)
         nnz = idx.shape[0]
+        shared = args.weights == "shared"
+        if shared:  # the peers have no shared-weight form: they get the constant array
+            w = np.full_like(w, 0.5)
+        w_ti = np.asarray(w[0]) if shared else w
         peers.build(w, idx, ptr, n)
-        routes.build(sp, w, idx, ptr, n)
+        routes.build(sp, w_ti, idx, ptr, n)
         for r in rs:
             rng = np.random.default_rng(int(r * 1000) + n)
             s_bool = rng.random(n) < r
@@ -411,7 +428,7 @@ def main(argv=None):
                         x_t, x_peer, active_rows = s_bool, s_f32, s_bool
                     else:
                         x_t, x_peer, active_rows = v_f32, v_f32, np.ones(n, bool)
-                    f_ti = tiarray_call(sp, op, w, idx, ptr, x_t, n, transpose)
+                    f_ti = tiarray_call(sp, op, w_ti, idx, ptr, x_t, n, transpose)
                     counts = np.diff(ptr)
                     if transpose:
                         active_syn = int(counts[active_rows].sum())
@@ -439,7 +456,7 @@ def main(argv=None):
                         time.sleep(0.05)
                         res[name] = timed(f, min_time, rounds) + (okp,)
                         time.sleep(0.05)
-                    lb, lb_name = bounds(op, transpose, n, nnz, active_syn)
+                    lb, lb_name = bounds(op, transpose, n, nnz, active_syn, shared)
                     rows.append(
                         dict(op=op, transpose=transpose, n=n, p=p, r=r, nnz=nnz, active_syn=active_syn,
                              lb=lb, lb_name=lb_name, res=res)
@@ -453,7 +470,7 @@ def main(argv=None):
     print_tables(rows, args.stat)
     print(f"\n_total {time.perf_counter() - t_start:.0f} s_")
     if args.json:
-        write_json(args.json, rows, machine=vers, stat=args.stat)
+        write_json(args.json, rows, machine=vers, stat=args.stat, weights=args.weights)
     bad = [
         (r["op"], r["transpose"], r["n"], r["r"], k)
         for r in rows
