@@ -209,25 +209,16 @@ def _gather_rows(weights: ti.template(), indices: ti.template(), indptr: ti.temp
                  out: ti.template(), lo, hi, nnz, n_in):  # fmt: skip
     """``out[i] = (A @ vector)[i]`` for the rows ``[lo, hi)`` (CPU, one thread).
 
-    One shared weight: consecutive rows are grouped into blocks of at most ``GATHER_SYN``
-    synapses. Each block first checks the column indices of all its synapses (one
-    vectorised pass, which leaves them in the L1 cache) and then gathers its rows
-    unclamped when they are all in range, clamped otherwise (invalid input: the same
-    results as without the check). A block's range is the union of its rows' clamped
-    ranges, so a non-monotone ``indptr`` cannot send a row outside what was checked. A row
-    longer than ``GATHER_SYN`` is summed in chunks of that size, each checked on its own,
-    so that the indices are still in the cache when the gather reads them again.
-
-    One weight per synapse: every row is gathered clamped. Checking first splits the
-    index and weight streams into alternating bursts, which cost more than the unclamped
-    loop saves once the matrix streams from DRAM (measured at n = 40 000 in
-    ``benchmarks/bench_sparse.py``; the gain below that was under 10%).
+    Consecutive rows are grouped into blocks of at most ``GATHER_SYN`` synapses. Each
+    block first checks the column indices of all its synapses (one vectorised pass, which
+    leaves them in the L1 cache) and then gathers its rows unclamped when they are all in
+    range, clamped otherwise (invalid input: the same results as without the check). A
+    block's range is the union of its rows' clamped ranges, so a non-monotone ``indptr``
+    cannot send a row outside what was checked. A row longer than ``GATHER_SYN`` is
+    summed in chunks of that size, each checked on its own, so that the indices are still
+    in the cache when the gather reads them again.
     """
-    if ti.static(ndim(weights) == 1):
-        for i in range(lo, hi):
-            a, b = _bounds(indptr, i, nnz)
-            out[i] = _gather_row(weights, indices, vector, a, b, n_in)
-    elif n_in > 0:
+    if n_in > 0:
         r0 = lo
         while r0 < hi:
             ja, jb = _bounds(indptr, r0, nnz)
