@@ -76,6 +76,13 @@ def _split_rows(indptr: ti.template(), n_rows, nnz, t, nt):
     return r
 
 
+@ti.func
+def _slot_rows(indptr: ti.template(), n_rows, nnz, t, nt):
+    """The rows ``[lo, hi)`` of thread slot ``t`` of ``nt`` (``hi >= lo`` whatever ``indptr`` holds)."""
+    lo = _split_rows(indptr, n_rows, nnz, t, nt)
+    return lo, ti.max(lo, _split_rows(indptr, n_rows, nnz, t + 1, nt))
+
+
 # ----------------------------------------------------------------------------- csrmv
 
 
@@ -160,10 +167,9 @@ def _zero_sum(weights: ti.template(), vector: ti.template()):
 @ti.func
 def _finish(weights: ti.template(), acc):
     """A row's result from its raw sum: times the shared weight, if there is one."""
-    dt = weights.get_type().element_type
-    res = ti.cast(acc, dt)
+    res = ti.cast(acc, weights.get_type().element_type)
     if ti.static(ndim(weights) == 0):
-        res = weights[None] * ti.cast(acc, dt)
+        res = weights[None] * res
     return res
 
 
@@ -205,6 +211,15 @@ def _checked_sum(weights: ti.template(), indices: ti.template(), vector: ti.temp
 
 
 @ti.func
+def _gather_block(weights: ti.template(), indices: ti.template(), indptr: ti.template(), vector: ti.template(),
+                  out: ti.template(), r0, r1, nnz, n_in, checked: ti.template()):  # fmt: skip
+    """``out[i]`` for the rows ``[r0, r1)``, their indices read as :func:`_row_sum`'s ``checked`` says."""
+    for i in range(r0, r1):
+        a, b = _bounds(indptr, i, nnz)
+        out[i] = _finish(weights, _row_sum(weights, indices, vector, a, b, n_in, checked))
+
+
+@ti.func
 def _gather_rows(weights: ti.template(), indices: ti.template(), indptr: ti.template(), vector: ti.template(),
                  out: ti.template(), lo, hi, nnz, n_in):  # fmt: skip
     """``out[i] = (A @ vector)[i]`` for the rows ``[lo, hi)`` (CPU, one thread).
@@ -239,13 +254,9 @@ def _gather_rows(weights: ti.template(), indices: ti.template(), indptr: ti.temp
                     c = e
                 out[r0] = _finish(weights, acc)
             elif _indices_below(indices, ja, jb, n_in):
-                for i in range(r0, r1):
-                    a, b = _bounds(indptr, i, nnz)
-                    out[i] = _finish(weights, _row_sum(weights, indices, vector, a, b, n_in, True))
+                _gather_block(weights, indices, indptr, vector, out, r0, r1, nnz, n_in, True)
             else:
-                for i in range(r0, r1):
-                    a, b = _bounds(indptr, i, nnz)
-                    out[i] = _finish(weights, _row_sum(weights, indices, vector, a, b, n_in, False))
+                _gather_block(weights, indices, indptr, vector, out, r0, r1, nnz, n_in, False)
             r0 = r1
 
 
@@ -344,8 +355,7 @@ def csrmv_kernel(
             for s in range(nt * CHUNK):
                 if s % CHUNK == 0:
                     t = s // CHUNK
-                    lo = _split_rows(indptr, n_rows, nnz, t, nt)
-                    hi = ti.max(lo, _split_rows(indptr, n_rows, nnz, t + 1, nt))
+                    lo, hi = _slot_rows(indptr, n_rows, nnz, t, nt)
                     _gather_rows(weights, indices, indptr, vector, out, lo, hi, nnz, n_in)
     else:
         n_out = out.shape[0]
@@ -372,8 +382,7 @@ def csrmv_kernel(
             for s in range(nt * CHUNK):
                 if s % CHUNK == 0:
                     t = s // CHUNK
-                    lo = _split_rows(indptr, n_rows, nnz, t, nt)
-                    hi = ti.max(lo, _split_rows(indptr, n_rows, nnz, t + 1, nt))
+                    lo, hi = _slot_rows(indptr, n_rows, nnz, t, nt)
                     if t == 0:
                         _scatter_rows(weights, indices, indptr, vector, out, 0, lo, hi, n_out, nnz)
                     else:
