@@ -30,7 +30,7 @@ import sys
 import threading
 import weakref
 
-from tiarray import _dtypes
+from tiarray import _backend, _dtypes
 from tiarray._launch import _P_ARRAY, _P_FLOAT, _P_INT, _P_TEMPLATE, _P_UINT, KernelSignatureError, Launcher
 
 from ._partition import PartitionRule
@@ -170,9 +170,7 @@ _SCALAR_DTYPES = {
 
 
 def _scalar_dtype(anno) -> _dtypes.DType:
-    from taichi.lang.util import cook_dtype
-
-    name = cook_dtype(anno).to_string()
+    name = _backend.type_name(anno)
     d = _SCALAR_DTYPES.get(name)
     if d is None:  # pragma: no cover - every Taichi primitive type is listed
         raise KernelSignatureError(f"scalar kernel parameter of Taichi type {name} is not supported")

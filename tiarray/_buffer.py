@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from . import _runtime
+from . import _backend, _runtime
 from ._runtime import Device
 
 __all__ = ["alloc", "ALIGNMENT"]
@@ -138,9 +138,6 @@ def alloc(nbytes: int, device: Device, *, zero: bool = False) -> tuple[int, obje
 
 
 def _alloc_cuda(nbytes: int, device: Device):
-    import taichi as ti
-    from taichi.lang import impl
-
     cur = _runtime.current_device()
     if cur != device:
         raise RuntimeError(
@@ -149,7 +146,6 @@ def _alloc_cuda(nbytes: int, device: Device):
         )
     n = max(nbytes, 1)
     # Round up so that 8-byte element types stay aligned in the byte array.
-    nd = ti.ndarray(ti.u8, (n + 7) // 8 * 8)
-    ptr = impl.get_runtime().prog.get_ndarray_data_ptr_as_int(nd.arr)
+    nd, ptr = _backend.alloc_bytes((n + 7) // 8 * 8)
     # Taichi's ndarray allocation zero-fills already.
     return ptr, DeviceAllocation(nd, ptr, n)

@@ -38,12 +38,10 @@ def _classify(x) -> str | None:
     strict = mods.get("array_api_strict")
     if strict is not None and isinstance(x, getattr(strict, "Array", ())):
         return "array_api_strict"
-    taichi = mods.get("taichi")
-    if taichi is not None:
-        from taichi.lang._ndarray import Ndarray
+    from ._backend import Ndarray
 
-        if isinstance(x, Ndarray):
-            return "taichi"
+    if isinstance(x, Ndarray):
+        return "taichi"
     return None
 
 

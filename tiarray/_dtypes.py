@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._backend import ti
+
 __all__ = [
     "DType",
     "bool",
@@ -271,8 +273,6 @@ def from_dlpack_dtype(code: int, bits: int, lanes: int = 1) -> DType | None:
 
 def taichi_type(dtype: DType):
     """The Taichi primitive type storing one element (one component of a complex)."""
-    import taichi as ti
-
     if dtype._ti_name is None:
         raise TypeError(f"{dtype.name} is stored and exchanged by tiarray but Taichi cannot compute on it")
     return getattr(ti, dtype._ti_name)

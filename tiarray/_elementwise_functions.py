@@ -43,8 +43,9 @@ import sys
 
 import numpy as np
 
-from . import _dtypes, _launch, _runtime
+from . import _backend, _dtypes, _launch, _runtime
 from ._array_object import TiArray
+from ._backend import ti
 from ._dtypes import DType
 from ._interop import copy_array, empty_owned
 from ._launch import IEEE, Launcher
@@ -196,8 +197,6 @@ _CATEGORIES = _dtypes.CATEGORIES
 
 def _compute_type(dtype: DType):
     """The Taichi type operations compute in for data of ``dtype``."""
-    import taichi as ti
-
     if dtype.kind == "b":
         return ti.u8
     if dtype is _dtypes.float16:
@@ -447,16 +446,7 @@ def _operands(func: str, args: tuple, names: tuple) -> list:
 # ============================================================================= execution
 
 
-def _prog():
-    return _get_runtime().prog
-
-
-def _get_runtime():
-    global _get_runtime
-    from taichi.lang.impl import get_runtime
-
-    _get_runtime = get_runtime
-    return get_runtime()
+_prog = _backend.program
 
 
 def _spec(plan: _Plan, key, launcher: Launcher, sigs, templates, serial: bool):
@@ -829,8 +819,6 @@ def where(condition, x1, x2, /) -> TiArray:
                 _check_category(func, n, d, "all")
         pd = _result_dtype(func, (x1._dtype, x2._dtype))
         ct = _compute_type(_dtypes.finfo_dtype(pd))
-        import taichi as ti
-
         plan = _Plan(
             pd, _op(_WHERE_IMPLS[pd.kind]), ct, (_dtypes.bool, x1._dtype, x2._dtype), pd, (ti.u8, None, None)
         )

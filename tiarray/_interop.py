@@ -25,7 +25,7 @@ import ctypes
 
 import numpy as np
 
-from . import _dlpack, _dtypes, _runtime
+from . import _backend, _dlpack, _dtypes, _runtime
 from ._array_object import TiArray, c_strides
 from ._buffer import alloc
 from ._detect import framework_of, is_jax_tracer
@@ -212,20 +212,12 @@ def _import_torch(t, func: str, copy, want: Device | None = None) -> TiArray:
 
 
 def _import_taichi_ndarray(nd, func: str) -> TiArray:
-    from taichi.lang import impl
-
     if nd.element_shape:
         raise TypeError(f"{func}(): Taichi vector/matrix ndarrays are not supported; use a scalar ndarray")
-    dt = _dtypes.to_dtype(_taichi_to_np(nd.dtype), func=func)
-    ptr = impl.get_runtime().prog.get_ndarray_data_ptr_as_int(nd.arr)
+    dt = _dtypes.to_dtype(_backend.ndarray_numpy_dtype(nd), func=func)
+    ptr = _backend.ndarray_ptr(nd)
     shape = tuple(nd.shape)
     return TiArray._new(ptr, shape, c_strides(shape), dt, _runtime.current_device(), nd, False)
-
-
-def _taichi_to_np(tdt):
-    from taichi.lang.util import to_numpy_type
-
-    return to_numpy_type(tdt)
 
 
 def _import_dlpack(x, func: str, copy, device: Device | None) -> TiArray:

@@ -14,17 +14,9 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sys
 import threading
 
-# These only take effect if taichi has not been imported yet; a user's own setting wins.
-if "taichi" not in sys.modules:
-    os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
-os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
-
-import taichi as ti  # noqa: E402
-from taichi._lib import core as _ti_core  # noqa: E402
-from taichi.lang import impl as _ti_impl  # noqa: E402
+from . import _backend
 
 __all__ = ["Device", "init", "is_initialized", "current_device", "get_device"]
 
@@ -132,7 +124,7 @@ def get_device(device, *, func: str = "tiarray", arg: str = "device") -> Device:
 
 def is_initialized() -> bool:
     """Whether a Taichi runtime exists (started by tiarray or by the user's ``ti.init``)."""
-    return _ti_impl.get_runtime().prog is not None
+    return _backend.program() is not None
 
 
 def init(arch: str | None = None, **kwargs) -> Device:
@@ -184,8 +176,7 @@ def init(arch: str | None = None, **kwargs) -> Device:
                 "re-initialises it"
             )
         name = (arch or os.environ.get("TIARRAY_ARCH") or "cpu").lower()
-        arch_map = {"cpu": ti.cpu, "x64": ti.x64, "arm64": ti.arm64, "cuda": ti.cuda, "gpu": ti.cuda}
-        if name not in arch_map:
+        if name not in ("cpu", "x64", "arm64", "cuda", "gpu"):
             raise ValueError(f"tiarray.init(): argument 'arch' must be 'cpu' or 'cuda', got {arch!r}")
         kwargs.setdefault("offline_cache", True)
         # IEEE semantics (NaN, infinities, signed zeros) as the array API requires: with
@@ -194,7 +185,7 @@ def init(arch: str | None = None, **kwargs) -> Device:
         restore_fp = _save_fp_env()
         try:
             with contextlib.redirect_stdout(io.StringIO()):
-                ti.init(arch=arch_map[name], **kwargs)
+                _backend.start(name, **kwargs)
         finally:
             # ti.init turns on flush-to-zero/denormals-are-zero on the calling thread, which
             # would silently change NumPy's (and everyone's) results in this process.
@@ -221,19 +212,19 @@ def _save_fp_env():
 
 def ensure_init():
     """The running Taichi program, starting Taichi with the defaults if needed."""
-    prog = _ti_impl.get_runtime().prog
+    prog = _backend.program()
     if prog is None:
         with _lock:
-            if _ti_impl.get_runtime().prog is None:
+            if _backend.program() is None:
                 init()
-            prog = _ti_impl.get_runtime().prog
+            prog = _backend.program()
     return prog
 
 
 def arch_name() -> str:
     """Taichi's name of the running arch ('x64', 'arm64', 'cuda', ...)."""
     ensure_init()
-    return _ti_core.arch_name(_ti_impl.current_cfg().arch)
+    return _backend.arch_name()
 
 
 _device_cache: list = [None, None]  # [program, device]
@@ -241,7 +232,7 @@ _device_cache: list = [None, None]  # [program, device]
 
 def current_device() -> Device:
     """The device Taichi computes on (starting Taichi with the defaults if needed)."""
-    prog = _ti_impl.get_runtime().prog
+    prog = _backend.program()
     if prog is not None and prog is _device_cache[0]:
         return _device_cache[1]
     prog = ensure_init()
@@ -263,7 +254,7 @@ def _prepare_cpu_workers(prog) -> None:
 def cpu_workers() -> int:
     """The workers Taichi's CPU pool runs a parallel loop on: it has one per logical CPU of
     the machine and uses at most ``cpu_max_num_threads`` of them."""
-    return min(int(_ti_impl.current_cfg().cpu_max_num_threads), os.cpu_count() or 1)
+    return min(_backend.cpu_max_num_threads(), os.cpu_count() or 1)
 
 
 def _current_device_uncached() -> Device:
@@ -292,4 +283,4 @@ def is_cpu() -> bool:
 def sync() -> None:
     """Wait until every Taichi kernel launched so far has finished (a no-op on the CPU)."""
     if is_initialized() and arch_name() == "cuda":
-        ti.sync()
+        _backend.sync()

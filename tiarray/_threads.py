@@ -51,7 +51,8 @@ import sys
 import threading
 import warnings
 
-import taichi as ti
+from . import _backend
+from ._backend import ti
 
 __all__ = ["prepare_workers", "pinned_workers", "workers_fp_env_set"]
 
@@ -77,15 +78,7 @@ _FEGETENV, _FESETENV = _libc_fenv() if sys.platform != "win32" else (None, None)
 def _call_fesetenv(envp):
     """At compile time: a call of ``fesetenv(envp)`` in the kernel being compiled."""
     if _FESETENV:
-        from taichi._lib import core as _ti_core
-        from taichi.lang import impl
-        from taichi.lang.expr import make_expr_group
-
-        rt = impl.get_runtime()
-        rt.compiling_callable.ast_builder().insert_external_func_call(
-            _FESETENV, "", "", "", make_expr_group([envp]), make_expr_group([]),
-            _ti_core.DebugInfo(rt.get_current_src_info()),
-        )  # fmt: skip
+        _backend.call_external(_FESETENV, [envp])
 
 
 # spin iterations before a probe task stops waiting (a few ns each: about 50 ms)
@@ -125,17 +118,13 @@ def _run_times() -> dict:
 
 def pinned_workers() -> list:
     """``[(thread id, cpu), ...]`` of the worker threads tiarray pinned in this runtime."""
-    from taichi.lang import impl
-
-    prog = impl.get_runtime().prog
+    prog = _backend.program()
     return list(_state["pinned"]) if prog is not None and prog is _state["prog"] else []
 
 
 def workers_fp_env_set() -> bool:
     """Whether every worker of the running CPU runtime got the calling thread's FP environment."""
-    from taichi.lang import impl
-
-    prog = impl.get_runtime().prog
+    prog = _backend.program()
     return bool(_state["fp"]) if prog is not None and prog is _state["prog"] else False
 
 

@@ -9,9 +9,7 @@ reads, the output allocation and the launch.
 
 from __future__ import annotations
 
-from taichi.lang import impl as _ti_impl
-
-from tiarray import _runtime
+from tiarray import _backend, _runtime
 from tiarray._launch import _P_FLOAT
 
 __all__ = ["Plan", "make_plan"]
@@ -76,7 +74,7 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
         for s in (False, True)
     }
     p.extra = bool(res.scratch[False]) or p.decide is not None
-    p.prog = _ti_impl.get_runtime().prog
+    p.prog = _backend.program()
     conv = []
     shapes = []
     nbytes = []
@@ -157,7 +155,7 @@ def host_view(ptr: int, shape: tuple, dtype):
 
 def plan_is_current(p: Plan) -> bool:
     """False once Taichi was reset (``ti.reset``/``ti.init``) since the plan was made."""
-    return p.prog is _ti_impl.get_runtime().prog
+    return p.prog is _backend.program()
 
 
 def scalar_sig(prm_dtype):

@@ -47,9 +47,8 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from taichi.lang import impl as _ti_impl
 
-from tiarray import _dtypes, _runtime
+from tiarray import _backend, _dtypes, _runtime
 
 from .. import _operator
 from . import _jax_partition as _partitioning
@@ -213,7 +212,7 @@ def _make_specs(rec):
     else:
         rec.serial = False
     rec.spec = op._spec(res, arch, grad_mask=rec.grad_mask, serial=rec.serial)
-    rec.prog = _ti_impl.get_runtime().prog
+    rec.prog = _backend.program()
     rec.fast = _make_fast_fwd(rec, rec.spec, rec.serial) if mode == "fwd" and arch == "cpu" else None
     if rec.decide is not None:
         rec.specs = {srl: op._spec(res, arch, serial=srl) for srl in (False, True)}
@@ -252,7 +251,7 @@ def _make_fast_fwd(rec, spec, serial):
         "memset": ctypes.memset,
         "ctx": ctx,
         "lock": _launch_lock,
-        "launch_kernel": spec.prog.launch_kernel,
+        "launch_kernel": spec.run,
         "compiled": spec.compiled,
         "L": [None] * len(spec.setters),
     }
@@ -315,7 +314,7 @@ def _make_fast_fwd(rec, spec, serial):
 
 
 def _current_spec(rec):
-    if rec.prog is not _ti_impl.get_runtime().prog:  # Taichi was reset since lowering
+    if rec.prog is not _backend.program():  # Taichi was reset since lowering
         _make_specs(rec)
     return rec.spec
 
@@ -323,13 +322,14 @@ def _current_spec(rec):
 # ----------------------------------------------------------------------------- handlers
 
 _U64 = _xla_ffi._U64
+_program = _backend.program
 _memset = ctypes.memset
 _memmove = ctypes.memmove
 
 
 def _run_cpu(rid, api, ctx, args, rets):
     rec = _records[rid]
-    if rec.prog is not _ti_impl.pytaichi.prog:
+    if rec.prog is not _program():
         _current_spec(rec)
     if rec.fasts is not None:  # the variant depends on the inputs' values
         rec.fasts[rec.op._serial_for(rec.res, _host_inputs(rec, args))](args, rets)

@@ -33,9 +33,8 @@ import ast
 import threading
 
 import torch
-from taichi.lang import impl as _ti_impl
 
-from tiarray import _dtypes
+from tiarray import _backend, _dtypes
 from tiarray._launch import _P_FLOAT
 
 from ._eager import HostInputs, make_plan, plan_is_current
@@ -43,6 +42,7 @@ from ._eager import HostInputs, make_plan, plan_is_current
 __all__ = ["call"]
 
 _Tensor = torch.Tensor
+_program = _backend.program
 _TDT: dict = {}  # torch dtype -> tiarray DType
 _TDT_BACK: dict = {}  # tiarray DType -> torch dtype
 
@@ -608,7 +608,7 @@ def call(op, args, static):
         # the direct route: _eager inlined (this is the hot path of eager torch code)
         key = tuple(key)
         plan = op._plans.get(key)
-        if plan is None or plan.prog is not _ti_impl.pytaichi.prog:
+        if plan is None or plan.prog is not _program():
             plan = _build(op, skey, args, key)
         vals = []
         keep = None

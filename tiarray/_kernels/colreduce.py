@@ -23,8 +23,7 @@ axis of row stride ``S >= L`` over ``L`` contiguous outputs, for float32/float64
 No ``from __future__ import annotations`` here: Taichi reads the annotations.
 """
 
-import taichi as ti
-
+from .._backend import ti
 from .._launch import IEEE, Launcher
 from . import reduce as R
 

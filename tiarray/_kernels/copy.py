@@ -1,9 +1,8 @@
 """Strided copy with casting and broadcasting: ``dst[...] = src[...]``."""
 
-import taichi as ti
-
 from .. import _dtypes
 from .._array_object import TiArray
+from .._backend import ti
 from .._launch import IEEE, Launcher
 from .._views import broadcast_view, collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg

@@ -21,10 +21,10 @@ and ``y[dst] = x[src]`` (gather) or ``x[src] = y[dst]`` (scatter).
 """
 
 import numpy as np
-import taichi as ti
 
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
+from .._backend import ti
 from .._interop import copy_array, empty_owned
 from .._launch import IEEE, Launcher
 from .._views import collapse, real_view

@@ -13,10 +13,10 @@ norm of an array holding ``inf`` is ``inf``; NaN propagates through max/min).
 import math
 
 import numpy as np
-import taichi as ti
 
 from .. import _dtypes
 from .._array_object import TiArray
+from .._backend import ti
 from .._launch import IEEE, Launcher
 from ._strided import meta_arg, meta_array
 from .gather import check_elements

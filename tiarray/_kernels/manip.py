@@ -1,10 +1,10 @@
 """Small kernels of the manipulation functions: the index expansion of ``repeat``."""
 
 import numpy as np
-import taichi as ti
 
 from .. import _dtypes
 from .._array_object import TiArray
+from .._backend import ti
 from .._launch import IEEE, Launcher
 from ._strided import meta_arg
 from .gather import span as span_arg

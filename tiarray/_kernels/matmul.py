@@ -29,10 +29,10 @@ thin products (matrix-vector, tiny batched matrices), where packing does not pay
 import math
 
 import numpy as np
-import taichi as ti
 
-from .. import _dtypes, _launch, _runtime
+from .. import _backend, _dtypes, _launch
 from .._array_object import TiArray
+from .._backend import ti
 from .._launch import IEEE, Launcher
 from ._strided import meta_arg
 from .gather import check_elements
@@ -383,7 +383,7 @@ def _direct_plan(a: TiArray, b: TiArray, bshape: tuple, M: int, N: int, K: int, 
 
 
 def _runtime_prog():
-    return _runtime._ti_impl.get_runtime().prog
+    return _backend.program()
 
 
 def direct(a: TiArray, b: TiArray, out_buf: TiArray, bshape: tuple, M: int, N: int, K: int,

@@ -34,10 +34,10 @@ geometry) are cached by the arguments' metadata.
 import math
 
 import numpy as np
-import taichi as ti
 
-from .. import _dtypes, _launch, _runtime
+from .. import _backend, _dtypes, _launch, _runtime
 from .._array_object import TiArray
+from .._backend import ti
 from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
@@ -688,10 +688,7 @@ def task_pad(tasks: int, work_per_task: int, serial: bool) -> int:
 
 def num_threads() -> int:
     """Threads of Taichi's CPU pool (the parallelism the planner aims at)."""
-    from taichi.lang import impl
-
-    n = getattr(impl.current_cfg(), "cpu_max_num_threads", 0) or 0
-    return max(1, int(n))
+    return max(1, _backend.cpu_max_num_threads())
 
 
 def flat_arg(a: TiArray) -> tuple:
@@ -812,7 +809,7 @@ def _plan(x: TiArray, axes: tuple, op: int, acc_dtype, out_dtype, n_out: int, po
     ocplx = cplx and op in (SUM, PROD)  # complex results (all/any/count are real)
     aux_k = kernel_dtype(acc_dtype) if op == SQDEV else acc_k
     p = _Plan()
-    p.prog = _runtime._ti_impl.get_runtime().prog
+    p.prog = _backend.program()
     if _columns(x, outer, inner, cplx, m):
         if _rows_ok(x, outer, inner, op, on_cpu):
             return _plan_rows(p, x, span, off, outer, inner, op, acc_k, tail, out_k, post, n_out, m)
@@ -947,7 +944,7 @@ def reduce_into(
     key = (x._shape, x._strides, x._dtype, x._device, axes, op, acc_dtype, out._dtype, n_out, post,
            _launch._SERIAL_THRESHOLD[0])  # fmt: skip
     p = _PLANS.get(key)
-    if p is None or p.prog is not _runtime._ti_impl.get_runtime().prog:
+    if p is None or p.prog is not _backend.program():
         p = _plan(x, axes, op, acc_dtype, out._dtype, n_out, post)
         if len(_PLANS) >= _PLAN_CAP:
             _PLANS.clear()

@@ -11,10 +11,9 @@ and the scan of every chunk from its carry (in parallel).
 
 import math
 
-import taichi as ti
-
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
+from .._backend import ti
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
 from .reduce import PROD, SUM, dummy, flat_arg, kernel_dtype, launchers, num_threads, task_pad

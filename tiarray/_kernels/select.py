@@ -7,10 +7,9 @@ allocates the output, and a second launch writes it, every chunk from its offset
 
 import math
 
-import taichi as ti
-
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
+from .._backend import ti
 from .._interop import empty_owned
 from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
