@@ -30,7 +30,7 @@ import sys
 import threading
 import weakref
 
-from tiarray import _backend, _dtypes
+from tiarray import _backend, _dtypes, _runtime
 from tiarray._launch import _P_ARRAY, _P_FLOAT, _P_INT, _P_TEMPLATE, _P_UINT, KernelSignatureError, Launcher
 
 from ._partition import PartitionRule
@@ -414,7 +414,8 @@ class Operator:
             else PartitionRule(name, partition, self._params, scratch=scratch is not None)
         )
         self._resolved: dict = {}
-        self._plans: dict = {}  # adapters' per-call caches
+        self._plans: dict = {}  # adapters' per-call caches (per program)
+        _runtime.register_cache(self._forget_plans)
         self._lock = threading.RLock()
         self._adapter_state: dict = {}  # per framework: primitives, torch ops ...
         self._uid = next(_UIDS)
@@ -437,6 +438,10 @@ class Operator:
 
     def __repr__(self) -> str:
         return f"<tiarray.Operator '{self.name}'>"
+
+    def _forget_plans(self) -> None:
+        """The registry's clear hook: the plans hold specs compiled for the old program."""
+        self._plans.clear()
 
     # ------------------------------------------------------------------ calling
 

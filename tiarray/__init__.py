@@ -12,8 +12,9 @@ from __future__ import annotations
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
 
-from . import _runtime  # noqa: F401, I001  (sets Taichi's environment before it is imported)
+from . import _backend  # noqa: F401, I001  (sets Taichi's environment before it is imported)
 from ._runtime import Device, init, is_initialized
+from . import _threads  # noqa: F401  (prepares Taichi's CPU workers for each program)
 from ._array_object import TiArray
 from ._dtypes import (
     DType,

@@ -43,7 +43,7 @@ import sys
 
 import numpy as np
 
-from . import _backend, _dtypes, _launch, _runtime
+from . import _dtypes, _launch, _runtime
 from ._array_object import TiArray
 from ._backend import ti
 from ._dtypes import DType
@@ -268,7 +268,14 @@ class _Plan:
 
 
 _PLANS: dict = {}
-_PROG = [None]
+
+
+def _clear_specs() -> None:
+    for p in _PLANS.values():
+        p.specs.clear()
+
+
+_runtime.register_cache(_clear_specs)  # the plans stay; their compiled specs are per program
 
 
 def _check_category(func: str, arg: str, dtype: DType, category: str) -> None:
@@ -446,15 +453,11 @@ def _operands(func: str, args: tuple, names: tuple) -> list:
 # ============================================================================= execution
 
 
-_prog = _backend.program
+_program = _runtime.program
+_CACHES = _runtime.CACHES
 
 
 def _spec(plan: _Plan, key, launcher: Launcher, sigs, templates, serial: bool):
-    prog = _prog()
-    if prog is not _PROG[0] or prog is None:
-        for p in _PLANS.values():
-            p.specs.clear()
-        _PROG[0] = _runtime.ensure_init()
     s = plan.specs.get(key)
     if s is None:
         s = launcher.spec(sigs, templates, serial=serial)
@@ -496,6 +499,8 @@ def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
         raise ValueError(
             f"the result has {n} elements; Taichi kernels index at most 2**31 - 1 elements per array"
         )
+    if _program() is not _CACHES.prog:  # the plans' specs belong to the running program
+        _runtime.ensure_init()
     nin = len(xs)
     ln = _LAUNCHERS[("c", 1)]
     nbytes = n * plan.itemsizes
@@ -585,7 +590,7 @@ def _span_blocks(n: int, serial: bool, speed: float = _launch.STREAM) -> tuple:
 def _launch_spans(plan: _Plan, out: TiArray, xs, steps: tuple, n: int, serial: bool) -> TiArray:
     key = ("v", steps, serial)
     spec = plan.specs.get(key)
-    if spec is None or _prog() is not _PROG[0]:
+    if spec is None:
         scalars = tuple(st == 0 for st in steps)
         sigs = [(plan.out_dtype, 1, False)] + [(x._dtype, 1, False) for x in xs]
         spec = _spec(plan, key, _span_launcher(plan, scalars), sigs, (), serial)
@@ -619,7 +624,7 @@ def _launch_lanes(plan: _Plan, out: TiArray, xs, steps: tuple, n: int, serial: b
     nb = n // _LANES
     key = ("l", steps, serial)  # ("v", ...) are the span kernels: a plan may use both
     spec = plan.specs.get(key)
-    if spec is None or _prog() is not _PROG[0]:
+    if spec is None:
         scalars = tuple(st == 0 for st in steps)
         sigs = [(plan.out_dtype, 2, False)] + [
             (x._dtype, 1 if sc else 2, False) for x, sc in zip(xs, scalars)
@@ -675,7 +680,7 @@ def _launch_contiguous(plan: _Plan, out: TiArray, xs, steps, n: int, serial: boo
         serial = True
     key = ("c", steps, serial)
     spec = plan.specs.get(key)
-    if spec is None or _prog() is not _PROG[0]:
+    if spec is None:
         spec = _spec(plan, key, _LAUNCHERS[("c", len(xs))], plan.sigs, (plan.template(steps),), serial)
     values = [_contiguous_arg(out, n)]
     for x, st in zip(xs, steps):

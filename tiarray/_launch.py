@@ -54,22 +54,26 @@ _SERIAL_THRESHOLD = [1 << 18]
 # float32 ``add`` about 5e5 elements (6 MB), ``sum``/``max`` about 1.5e6 (6 MB), i.e. a
 # serial run of ~100 us.
 STREAM = 24.0
-_THREAD_FACTOR = [None, 1.0]  # (prog, factor)
+_THREAD_FACTOR = [None]  # of the running program (a per-program cache)
+_runtime.register_cache(lambda: _THREAD_FACTOR.__setitem__(0, None))
 
 
 def _thread_factor() -> float:
     """How the break-even of a parallel launch moves with the pool's size ``p``, relative to
     2 threads: a launch of ``t`` serial seconds pays when ``pool + t / p < t``, i.e. from
     ``t = pool * p / (p - 1)``; a pool of one never pays."""
-    prog = _backend.program()
-    if prog is not _THREAD_FACTOR[0]:
+    if _program() is not _CACHES.prog:
+        _runtime.sync_caches()
+    f = _THREAD_FACTOR[0]
+    if f is None:
         p = _runtime.cpu_workers()
-        _THREAD_FACTOR[1] = float("inf") if p <= 1 else p / (2.0 * (p - 1))
-        _THREAD_FACTOR[0] = prog
-    return _THREAD_FACTOR[1]
+        f = _THREAD_FACTOR[0] = float("inf") if p <= 1 else p / (2.0 * (p - 1))
+    return f
 
 
-_compile_lock = threading.RLock()
+_program = _runtime.program
+_CACHES = _runtime.CACHES
+_compile_lock = _runtime.lock  # compiles and the registry's clears exclude each other
 
 # The compile options of tiarray's own kernels: IEEE semantics (NaN, infinities, signed
 # zeros), whatever ``fast_math`` the program was started with (a user's ti.init keeps
@@ -243,7 +247,7 @@ class _Spec:
     for what changed. Reverse-mode launches (``grads``) use a fresh context.
     """
 
-    __slots__ = ("t_kernel", "compiled", "run", "prog", "setters", "_ctx", "_last")
+    __slots__ = ("t_kernel", "compiled", "run", "setters", "_ctx", "_last")
 
     def launch(self, values, grads=None):
         """Run with one value per non-template parameter.
@@ -352,7 +356,7 @@ class Launcher:
                 slot += 1
         self._kernels: dict = {}
         self._specs: dict = {}
-        self._prog = None
+        _runtime.register_cache(self._clear)
         call_params = [p for p in self.params if p.kind != _P_TEMPLATE]
         self._nargs = len(call_params)
         self._kinds = [p.kind for p in call_params]
@@ -381,12 +385,8 @@ class Launcher:
         ``templates``: the values of the ``ti.template()`` parameters, in order.
         ``grad``: the reverse-mode (``kernel.grad``) variant.
         """
-        prog = _runtime.ensure_init()
-        if prog is not self._prog:  # first use, or ti.reset()/ti.init() since
-            with _compile_lock:
-                self._specs.clear()
-                self._kernels.clear()
-                self._prog = prog
+        if _program() is not _CACHES.prog:  # first use, or ti.reset()/ti.init() since
+            _runtime.ensure_init()
         key = (tuple(array_sigs), tuple(templates), serial, grad)
         s = self._specs.get(key)
         if s is not None:
@@ -394,11 +394,16 @@ class Launcher:
         with _compile_lock:
             s = self._specs.get(key)
             if s is None:
-                s = self._compile(key, prog)
+                s = self._compile(key)
                 self._specs[key] = s
         return s
 
-    def _compile(self, key, prog):
+    def _clear(self) -> None:
+        """Forget the compiled kernels (the registry calls it when the program changes)."""
+        self._specs.clear()
+        self._kernels.clear()
+
+    def _compile(self, key):
         array_sigs, templates, serial, grad = key
         if len(array_sigs) != len(self.array_params):
             raise TypeError(
@@ -445,7 +450,6 @@ class Launcher:
         s.t_kernel = t_kernel
         s.compiled = compiled
         s.run = run
-        s.prog = prog
         s._ctx = None
         s._last = None
         s.setters = [(p.kind, self._slots[i]) for i, p in enumerate(self.params) if p.kind != _P_TEMPLATE]

@@ -4,12 +4,14 @@ A plan is everything a call decides from its signature (static parameters, the d
 shape of each input): the compiled kernel spec, how each input becomes a launch value,
 the outputs to allocate. Adapters cache plans in ``op._plans`` under a key they build
 from what they can read cheaply, so a repeated call costs a dict lookup, the pointer
-reads, the output allocation and the launch.
+reads, the output allocation and the launch. ``op._plans`` is a per-program cache
+(cleared by the runtime's registry): a call first checks
+``program() is not CACHES.prog`` and calls ``ensure_init()`` when it fails.
 """
 
 from __future__ import annotations
 
-from tiarray import _backend, _runtime
+from tiarray import _runtime
 from tiarray._launch import _P_FLOAT
 
 __all__ = ["Plan", "make_plan"]
@@ -20,7 +22,6 @@ class Plan:
         "res",  # the operator's _Resolved
         "res_op",  # the Operator
         "spec",  # compiled Launcher spec
-        "prog",  # Taichi program the spec belongs to
         "in_conv",  # per input: None (array) or a scalar converter (float / int)
         "in_shapes",  # per input: launch shape of an array input (None for scalars)
         "in_nbytes",  # per input: bytes of an array input (None for scalars)
@@ -74,7 +75,6 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
         for s in (False, True)
     }
     p.extra = bool(res.scratch[False]) or p.decide is not None
-    p.prog = _backend.program()
     conv = []
     shapes = []
     nbytes = []
@@ -153,13 +153,9 @@ def host_view(ptr: int, shape: tuple, dtype):
     return a
 
 
-def plan_is_current(p: Plan) -> bool:
-    """False once Taichi was reset (``ti.reset``/``ti.init``) since the plan was made."""
-    return p.prog is _backend.program()
-
-
-def scalar_sig(prm_dtype):
-    return (prm_dtype, ())
+program = _runtime.program
+CACHES = _runtime.CACHES
+ensure_init = _runtime.ensure_init
 
 
 def not_an_array(op, i, a):

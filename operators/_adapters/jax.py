@@ -48,7 +48,7 @@ from jax.interpreters import ad, batching, mlir
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from tiarray import _backend, _dtypes, _runtime
+from tiarray import _dtypes, _runtime
 
 from .. import _operator
 from . import _jax_partition as _partitioning
@@ -125,8 +125,7 @@ class _Record:
         "mode",
         "res",
         "arch",
-        "spec",
-        "prog",
+        "spec",  # None until built, and after the program changed
         "ins",
         "outs",
         "n_in",
@@ -212,7 +211,6 @@ def _make_specs(rec):
     else:
         rec.serial = False
     rec.spec = op._spec(res, arch, grad_mask=rec.grad_mask, serial=rec.serial)
-    rec.prog = _backend.program()
     rec.fast = _make_fast_fwd(rec, rec.spec, rec.serial) if mode == "fwd" and arch == "cpu" else None
     if rec.decide is not None:
         rec.specs = {srl: op._spec(res, arch, serial=srl) for srl in (False, True)}
@@ -313,8 +311,20 @@ def _make_fast_fwd(rec, spec, serial):
     return ns["run"]
 
 
+def _forget_specs():
+    """The registry's clear hook: every record's specs belong to the old program (the
+    records themselves stay: compiled XLA executables name them)."""
+    for rec in _records:
+        rec.spec = rec.fast = rec.specs = rec.fasts = None
+
+
+_runtime.register_cache(_forget_specs)
+
+
 def _current_spec(rec):
-    if rec.prog is not _backend.program():  # Taichi was reset since lowering
+    if program() is not CACHES.prog:  # Taichi was reset since lowering
+        _runtime.ensure_init()
+    if rec.spec is None:
         _make_specs(rec)
     return rec.spec
 
@@ -322,14 +332,15 @@ def _current_spec(rec):
 # ----------------------------------------------------------------------------- handlers
 
 _U64 = _xla_ffi._U64
-_program = _backend.program
+program = _runtime.program
+CACHES = _runtime.CACHES
 _memset = ctypes.memset
 _memmove = ctypes.memmove
 
 
 def _run_cpu(rid, api, ctx, args, rets):
     rec = _records[rid]
-    if rec.prog is not _program():
+    if program() is not CACHES.prog or rec.spec is None:
         _current_spec(rec)
     if rec.fasts is not None:  # the variant depends on the inputs' values
         rec.fasts[rec.op._serial_for(rec.res, _host_inputs(rec, args))](args, rets)

@@ -34,15 +34,14 @@ import threading
 
 import torch
 
-from tiarray import _backend, _dtypes
+from tiarray import _dtypes
 from tiarray._launch import _P_FLOAT
 
-from ._eager import HostInputs, make_plan, plan_is_current
+from ._eager import CACHES, HostInputs, ensure_init, make_plan, program
 
 __all__ = ["call"]
 
 _Tensor = torch.Tensor
-_program = _backend.program
 _TDT: dict = {}  # torch dtype -> tiarray DType
 _TDT_BACK: dict = {}  # tiarray DType -> torch dtype
 
@@ -142,8 +141,10 @@ def _key(skey, args):
 def _eager(op, skey, args, key=None):
     if key is None:
         key = _key(skey, args)
+    if program() is not CACHES.prog:  # first call, or Taichi was reset
+        ensure_init()
     plan = op._plans.get(key)
-    if plan is None or not plan_is_current(plan):
+    if plan is None:
         plan = _build(op, skey, args, key)
     vals = []
     keep = None
@@ -607,8 +608,10 @@ def call(op, args, static):
     if not grad:
         # the direct route: _eager inlined (this is the hot path of eager torch code)
         key = tuple(key)
+        if program() is not CACHES.prog:  # first call, or Taichi was reset
+            ensure_init()
         plan = op._plans.get(key)
-        if plan is None or plan.prog is not _program():
+        if plan is None:
             plan = _build(op, skey, args, key)
         vals = []
         keep = None

@@ -399,7 +399,9 @@ def move(
     serial = _move_l.use_serial(n * (2 * it + idt.itemsize))
     key = (x._dtype, idt, nd, p, raw, scatter, serial)
     spec = _move_specs.get(key)
-    if spec is None or spec.prog is not _runtime.ensure_init():
+    if _runtime.program() is not _runtime.CACHES.prog:
+        _runtime.ensure_init()
+    if spec is None:
         spec = _move_l.spec(
             [
                 (x._dtype, 1, False),
@@ -418,6 +420,7 @@ def move(
 
 
 _move_specs: dict = {}
+_runtime.register_cache(_move_specs.clear)
 
 
 def gather1(x: TiArray, idx: TiArray, y: TiArray, xst: int, yst: int, ist: int, dim: int) -> None:

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from .. import _backend, _dtypes, _launch
+from .. import _dtypes, _launch, _runtime
 from .._array_object import TiArray
 from .._backend import ti
 from .._launch import IEEE, Launcher
@@ -323,10 +323,11 @@ class _DirectPlan:
     first element (a span depends only on shape and strides).
     """
 
-    __slots__ = ("prog", "spec", "a_span", "b_span", "aoff", "boff", "nout", "out_nbytes", "tail", "keep")
+    __slots__ = ("spec", "a_span", "b_span", "aoff", "boff", "nout", "out_nbytes", "tail", "keep")
 
 
 _PLANS: dict = {}
+_runtime.register_cache(_PLANS.clear)
 _PLAN_CAP = 256
 
 
@@ -378,12 +379,7 @@ def _direct_plan(a: TiArray, b: TiArray, bshape: tuple, M: int, N: int, K: int, 
     check_elements(p.nout, "matmul's output")
     p.out_nbytes = p.nout * rct.itemsize
     p.aoff, p.boff = _i64(aoffs * fa + oa), _i64(boffs * fb + ob)
-    p.prog = _runtime_prog()  # after spec(), which initialises the runtime if needed
     return p
-
-
-def _runtime_prog():
-    return _backend.program()
 
 
 def direct(a: TiArray, b: TiArray, out_buf: TiArray, bshape: tuple, M: int, N: int, K: int,
@@ -399,8 +395,10 @@ def direct(a: TiArray, b: TiArray, out_buf: TiArray, bshape: tuple, M: int, N: i
         return
     key = (a._shape, a._strides, a._dtype, b._shape, b._strides, b._dtype, a._device, tuple(bshape), M, N, K,
            ct, conj_a, _launch._SERIAL_THRESHOLD[0])  # fmt: skip
+    if _runtime.program() is not _runtime.CACHES.prog:
+        _runtime.ensure_init()
     p = _PLANS.get(key)
-    if p is None or p.prog is not _runtime_prog():
+    if p is None:
         p = _direct_plan(a, b, tuple(bshape), M, N, K, ct, conj_a, batch_offsets)
         if len(_PLANS) >= _PLAN_CAP:
             _PLANS.clear()

@@ -775,11 +775,14 @@ def _types(op, x_dtype, acc_dtype):
 class _Plan:
     """Everything about a reduction that depends only on the arguments' metadata."""
 
-    __slots__ = ("prog", "spec", "meta", "meta_v", "lo", "nbytes", "n", "n_out", "n_chunks", "chunk", "m",
+    __slots__ = ("spec", "meta", "meta_v", "lo", "nbytes", "n", "n_out", "n_chunks", "chunk", "m",
                  "part_n", "acc_k", "aux_k", "cols", "n_rest", "Lf", "rows_args")  # fmt: skip
 
 
 _PLANS: dict = {}
+_runtime.register_cache(_PLANS.clear)
+_program = _runtime.program
+_CACHES = _runtime.CACHES
 _PLAN_CAP = 512
 
 
@@ -809,7 +812,6 @@ def _plan(x: TiArray, axes: tuple, op: int, acc_dtype, out_dtype, n_out: int, po
     ocplx = cplx and op in (SUM, PROD)  # complex results (all/any/count are real)
     aux_k = kernel_dtype(acc_dtype) if op == SQDEV else acc_k
     p = _Plan()
-    p.prog = _backend.program()
     if _columns(x, outer, inner, cplx, m):
         if _rows_ok(x, outer, inner, op, on_cpu):
             return _plan_rows(p, x, span, off, outer, inner, op, acc_k, tail, out_k, post, n_out, m)
@@ -943,8 +945,10 @@ def reduce_into(
         return
     key = (x._shape, x._strides, x._dtype, x._device, axes, op, acc_dtype, out._dtype, n_out, post,
            _launch._SERIAL_THRESHOLD[0])  # fmt: skip
+    if _program() is not _CACHES.prog:
+        _runtime.ensure_init()
     p = _PLANS.get(key)
-    if p is None or p.prog is not _backend.program():
+    if p is None:
         p = _plan(x, axes, op, acc_dtype, out._dtype, n_out, post)
         if len(_PLANS) >= _PLAN_CAP:
             _PLANS.clear()
