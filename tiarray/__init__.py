@@ -107,7 +107,6 @@ __all__ = [
 ]  # fmt: skip
 
 # --- statistical, searching, sorting, set and utility functions (api-reductions) -------
-from ._reductions import AxisError
 from ._searching_functions import argmax, argmin, count_nonzero, nonzero, searchsorted
 from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
 from ._sorting_functions import argsort, sort
@@ -123,6 +122,7 @@ from ._statistical_functions import (
     var,
 )
 from ._utility_functions import all, any, diff
+from ._validate import AxisError
 
 __all__ += [
     # statistical

@@ -43,9 +43,7 @@ def normalize_shape(shape, func: str) -> tuple:
 
 def _dtype_or(dtype, default_kind: str, func: str) -> _dtypes.DType:
     if dtype is None:
-        from ._info import default_dtypes_plain
-
-        return default_dtypes_plain()[default_kind]
+        return _dtypes.DEFAULTS[default_kind]
     return _dtypes.to_dtype(dtype, func=func)
 
 

@@ -175,6 +175,28 @@ CATEGORIES = {
     "complex floating-point": COMPLEX_FLOATING,
 }
 
+# The default dtypes of the namespace (``__array_namespace_info__().default_dtypes()``): the
+# one table every function that picks a dtype reads.
+DEFAULTS = {"real floating": float64, "complex floating": complex128, "integral": int64, "indexing": int64}
+
+
+def default_float() -> DType:
+    return DEFAULTS["real floating"]
+
+
+def default_int() -> DType:
+    return DEFAULTS["integral"]
+
+
+def default_index() -> DType:
+    return DEFAULTS["indexing"]
+
+
+def default_uint() -> DType:
+    """The unsigned integer dtype with as many bits as the default integer dtype."""
+    return {1: uint8, 2: uint16, 4: uint32, 8: uint64}[DEFAULTS["integral"].itemsize]
+
+
 # isdtype kinds (array API)
 _ISDTYPE_KINDS = {
     "bool": (bool,),
@@ -343,25 +365,23 @@ def scalar_dtype(value, other: DType) -> DType:
     default floating dtype for integer arrays (the JAX/PyTorch convention); a ``complex``
     takes the complex dtype matching a floating array's precision.
     """
-    from ._info import default_dtypes_plain
-
     t = type(value)
     if t is _builtin_bool or isinstance(value, np.bool_):
         return other
     if isinstance(value, (int, np.integer)):
         if other.kind == "b":
-            return default_dtypes_plain()["integral"]
+            return DEFAULTS["integral"]
         return other
     if isinstance(value, (float, np.floating)):
         if other.kind in "fc":
             return other
-        return default_dtypes_plain()["real floating"]
+        return DEFAULTS["real floating"]
     if isinstance(value, (complex, np.complexfloating)):
         if other.kind == "c":
             return other
         if other.kind == "f":
             return _COMPLEX_OF_FLOAT[other]
-        return default_dtypes_plain()["complex floating"]
+        return DEFAULTS["complex floating"]
     raise TypeError(f"expected a Python scalar (bool, int, float, complex), got {type(value).__name__}")
 
 

@@ -49,6 +49,7 @@ from ._backend import ti
 from ._dtypes import DType
 from ._interop import copy_array, empty_owned
 from ._launch import IEEE, Launcher
+from ._validate import check_dtype
 from ._views import broadcast_shapes, broadcast_view, collapse
 
 __all__ = [
@@ -278,17 +279,6 @@ def _clear_specs() -> None:
 _runtime.register_cache(_clear_specs)  # the plans stay; their compiled specs are per program
 
 
-def _check_category(func: str, arg: str, dtype: DType, category: str) -> None:
-    if dtype not in _CATEGORIES[category]:
-        article = "an" if category[0] in "aeiou" else "a"
-        raise TypeError(f"{func}(): argument '{arg}' must have {article} {category} dtype, got {dtype.name}")
-    if dtype is _dtypes.bfloat16:
-        raise TypeError(
-            f"{func}(): argument '{arg}' has dtype bfloat16, which Taichi cannot compute on; "
-            "convert it to float32 first"
-        )
-
-
 def _result_dtype(func: str, dtypes) -> DType:
     try:
         return _dtypes.result_type_of(dtypes)
@@ -306,7 +296,7 @@ def _make_plan(func: str, dtypes: tuple) -> _Plan:
         category, rule, _ = BINARY[func]
     names = _ARGNAMES[len(dtypes)]
     for n, d in zip(names, dtypes):
-        _check_category(func, n, d, category)
+        check_dtype(d, category, func, n)
     pd = _result_dtype(func, dtypes)
     if rule == "same":
         out = pd
@@ -315,7 +305,7 @@ def _make_plan(func: str, dtypes: tuple) -> _Plan:
     elif rule == "real":
         out = _dtypes.finfo_dtype(pd)
     else:  # float
-        out = pd if pd.kind in "fc" else _default_float()
+        out = pd if pd.kind in "fc" else _dtypes.default_float()
         pd = out
     impl = _IMPLS[func].get(pd.kind)
     impl = impl and _op(impl)
@@ -366,12 +356,6 @@ def _speed(func: str, pd: DType, itemsizes: int) -> float:
     if pd.kind == "c":
         c *= 2
     return _launch.STREAM / (1.0 + _STREAM_BYTES_PER_NS * c / max(itemsizes, 1))
-
-
-def _default_float() -> DType:
-    from ._info import default_dtypes_plain
-
-    return default_dtypes_plain()["real floating"]
 
 
 # ============================================================================= operands
@@ -821,7 +805,7 @@ def where(condition, x1, x2, /) -> TiArray:
     if plan is None:
         for n, d in (("x1", x1._dtype), ("x2", x2._dtype)):
             if d is _dtypes.bfloat16:
-                _check_category(func, n, d, "all")
+                check_dtype(d, "all", func, n)
         pd = _result_dtype(func, (x1._dtype, x2._dtype))
         ct = _compute_type(_dtypes.finfo_dtype(pd))
         plan = _Plan(
@@ -878,7 +862,7 @@ def clip(x, /, min=None, max=None) -> TiArray:
         if isinstance(x, _PY_SCALARS):
             raise TypeError(f"{func}(): argument 'x' must be an array, got a Python {type(x).__name__}")
         x = _as_array(x, func, "x")
-    _check_category(func, "x", x._dtype, "real numeric")
+    check_dtype(x._dtype, "real numeric", func, "x")
     xd = x._dtype
     bounds = []
     for name, b in (("min", min), ("max", max)):
@@ -902,7 +886,7 @@ def clip(x, /, min=None, max=None) -> TiArray:
         else:
             if type(b) is not TiArray:
                 b = _as_array(b, func, name)
-            _check_category(func, name, b._dtype, "real numeric")
+            check_dtype(b._dtype, "real numeric", func, name)
             if (xd.kind in "iu") != (b._dtype.kind in "iu"):
                 raise TypeError(
                     f"{func}(): argument '{name}' has dtype {b._dtype.name} but 'x' has dtype {xd.name}; "

@@ -390,9 +390,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> TiArray:
 
 
 def _default_for(kind):
-    from ._info import default_dtypes_plain
-
-    return default_dtypes_plain()[kind]
+    return _dtypes.DEFAULTS[kind]
 
 
 def _infer_dtype(obj) -> _dtypes.DType | None:

@@ -320,8 +320,10 @@ def current_device() -> Device:
 
 def cpu_workers() -> int:
     """The workers Taichi's CPU pool runs a parallel loop on: it has one per logical CPU of
-    the machine and uses at most ``cpu_max_num_threads`` of them."""
-    return min(_backend.cpu_max_num_threads(), os.cpu_count() or 1)
+    the machine and uses at most ``cpu_max_num_threads`` of them (at least 1). The one CPU
+    thread count of tiarray: the planners, the serial thresholds, the worker preparation
+    and the sparse kernels' thread slots all use it."""
+    return max(1, min(_backend.cpu_max_num_threads(), os.cpu_count() or 1))
 
 
 def _current_device_uncached() -> Device:

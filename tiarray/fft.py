@@ -34,7 +34,8 @@ import numpy as np
 
 from . import _dtypes, _runtime
 from ._array_object import TiArray
-from ._manipulation_functions import check_array, normalize_axes, normalize_axis, roll
+from ._manipulation_functions import roll
+from ._validate import check_array, normalize_axes, normalize_axis
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -135,7 +136,7 @@ def _many_axes(x, s, axes, norm, func, kind, npf, out_kind):
             axes = tuple(range(x.ndim - len(s), x.ndim))
         else:
             axes = tuple(range(x.ndim))
-    ax = normalize_axes(tuple(axes), x.ndim, _name(func), "axes")
+    ax = normalize_axes(tuple(axes), x.ndim, _name(func), "axes", none_is_all=False, sort=False, lists=True)
     if s is not None:
         s = tuple(s)
         if len(s) != len(ax):
@@ -642,7 +643,7 @@ def _shift(x, axes, func: str, sign: int) -> TiArray:
     x = check_array(x, _name(func))
     if axes is None:
         axes = tuple(range(x.ndim))
-    ax = normalize_axes(axes, x.ndim, _name(func), "axes")
+    ax = normalize_axes(axes, x.ndim, _name(func), "axes", none_is_all=False, sort=False, lists=True)
     if not ax:
         from ._interop import copy_array
 

@@ -45,7 +45,7 @@ from ._linear_algebra_functions import (
     tensordot,
     vecdot,
 )
-from ._manipulation_functions import check_array, normalize_axes
+from ._validate import AxisError, check_array, normalize_axes
 from ._views import broadcast_shapes, broadcast_view
 
 __all__ = [
@@ -882,7 +882,7 @@ def cross(x1, x2, /, *, axis=-1) -> TiArray:
     ax = operator.index(axis)
     n = min(x1.ndim, x2.ndim)
     if not -n <= ax <= -1:
-        raise ValueError(
+        raise AxisError(
             f"{_name(func)}(): argument 'axis' must be a negative axis in [-{n}, -1] (counted from the end), got {axis}"
         )
     if x1._shape[ax] != 3 or x2._shape[ax] != 3:
@@ -1041,7 +1041,11 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> TiArray:
     func = "vector_norm"
     x = check_array(x, _name(func))
     _floating(x, func)
-    axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.ndim, _name(func))
+    axes = (
+        tuple(range(x.ndim))
+        if axis is None
+        else normalize_axes(axis, x.ndim, _name(func), none_is_all=False, sort=False, lists=True)
+    )
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"{_name(func)}(): argument 'ord' must be a number, got {ord!r}")
     ord = float(ord)

@@ -7,7 +7,7 @@ cost nothing at run time.
 No ``from __future__ import annotations`` here: kernels import from this module.
 """
 
-from tiarray import _backend
+from tiarray import _backend, _runtime
 
 # Taichi's CPU backend splits a parallel range-for of N iterations into
 # ``num_threads`` chunks of ``max(ceil(N / num_threads), 512)`` iterations (taichi 1.7,
@@ -38,5 +38,5 @@ def on_gpu() -> bool:
 
 
 def num_threads() -> int:
-    """Worker threads of Taichi's CPU thread pool."""
-    return _backend.cpu_max_num_threads()
+    """Worker threads of Taichi's CPU thread pool (``tiarray._runtime.cpu_workers``)."""
+    return _runtime.cpu_workers()

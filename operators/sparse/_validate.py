@@ -20,10 +20,11 @@ import numpy as np
 
 from tiarray import _dtypes
 from tiarray._detect import framework_of
+from tiarray._validate import check_bool
 
 from . import _xp
 
-__all__ = ["shape2", "csr", "dense_operand", "float_scalar", "int_scalar", "as_array"]
+__all__ = ["check_bool", "shape2", "csr", "dense_operand", "float_scalar", "int_scalar", "as_array"]
 
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -56,12 +57,6 @@ def shape2(func: str, shape) -> tuple[int, int]:
     if m >= 2**31 or n >= 2**31:
         raise ValueError(f"{func}(): argument 'shape' must hold sizes below 2**31, got {shape!r}")
     return m, n
-
-
-def check_bool(func: str, name: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{func}(): argument '{name}' must be a bool, got {value!r}")
-    return bool(value)
 
 
 def as_array(func: str, name: str, x):

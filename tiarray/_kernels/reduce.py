@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from .. import _backend, _dtypes, _launch, _runtime
+from .. import _dtypes, _launch, _runtime
 from .._array_object import TiArray
 from .._backend import ti
 from .._launch import IEEE, Launcher
@@ -686,9 +686,7 @@ def task_pad(tasks: int, work_per_task: int, serial: bool) -> int:
     return _PAD
 
 
-def num_threads() -> int:
-    """Threads of Taichi's CPU pool (the parallelism the planner aims at)."""
-    return max(1, _backend.cpu_max_num_threads())
+num_threads = _runtime.cpu_workers  # the parallelism the planners aim at
 
 
 def flat_arg(a: TiArray) -> tuple:
