@@ -33,7 +33,7 @@ SECTIONS = [
     ("Sorting functions", ["tiarray._sorting_functions"]),
     ("Statistical functions", ["tiarray._statistical_functions"]),
     ("Utility functions", ["tiarray._utility_functions"]),
-    ("Exceptions", ["tiarray._reductions"]),
+    ("Exceptions", ["tiarray._validate"]),
 ]
 
 CONSTANTS = {

@@ -9,12 +9,15 @@
 
 from __future__ import annotations
 
+import sys as _sys
+
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
 
 from . import _backend  # noqa: F401, I001  (sets Taichi's environment before it is imported)
 from ._runtime import Device, init, is_initialized
 from . import _threads  # noqa: F401  (prepares Taichi's CPU workers for each program)
+from . import _indexing, _interchange  # noqa: F401  (attach TiArray's indexing, __dlpack__, to_device)
 from ._array_object import TiArray
 from ._dtypes import (
     DType,
@@ -168,3 +171,8 @@ __all__ += [
     "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
 ]  # fmt: skip
 # ---- end api-manipulation ----
+
+from . import _array_object as _ao  # noqa: E402
+
+_ao.attach_namespace(_sys.modules[__name__])  # TiArray.__array_namespace__() returns this module
+del _ao

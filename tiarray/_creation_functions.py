@@ -9,7 +9,9 @@ import numpy as np
 
 from . import _dtypes, _runtime
 from ._array_object import TiArray
-from ._interop import asarray, copy_into, empty_owned, from_dlpack
+from ._buffer import empty_owned
+from ._interchange import asarray, from_dlpack
+from ._kernels.copy import copy_into
 from ._views import broadcast_view
 
 __all__ = [

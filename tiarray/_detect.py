@@ -10,6 +10,9 @@ import sys
 
 import numpy as np
 
+from ._array_object import TiArray
+from ._backend import Ndarray
+
 __all__ = ["framework_of"]
 
 _CACHE: dict = {}
@@ -17,8 +20,6 @@ _MISSING = object()
 
 
 def _classify(x) -> str | None:
-    from ._array_object import TiArray
-
     if isinstance(x, TiArray):
         return "tiarray"
     if isinstance(x, np.ndarray):
@@ -38,8 +39,6 @@ def _classify(x) -> str | None:
     strict = mods.get("array_api_strict")
     if strict is not None and isinstance(x, getattr(strict, "Array", ())):
         return "array_api_strict"
-    from ._backend import Ndarray
-
     if isinstance(x, Ndarray):
         return "taichi"
     return None

@@ -46,8 +46,9 @@ import numpy as np
 from . import _dtypes, _launch, _runtime
 from ._array_object import TiArray
 from ._backend import ti
+from ._buffer import empty_owned
 from ._dtypes import DType
-from ._interop import copy_array, empty_owned
+from ._kernels.copy import copy_array
 from ._launch import IEEE, Launcher
 from ._validate import check_dtype
 from ._views import broadcast_shapes, broadcast_view, collapse
@@ -399,7 +400,7 @@ def _new_scalar_array(value, dtype: DType, func: str, arg: str) -> TiArray:
 
 
 def _as_array(x, func: str, arg: str) -> TiArray:
-    from ._interop import asarray
+    from ._interchange import asarray
 
     try:
         return asarray(x)
@@ -994,7 +995,7 @@ def _inplace_operator(fname: str, self: TiArray, other):
                 f"{where_}: the result has dtype {res._dtype.name} and shape {res._shape}; "
                 f"in place it must keep the array's dtype {self._dtype.name} and shape {self._shape}"
             )
-        from ._interop import copy_into
+        from ._kernels.copy import copy_into
 
         copy_into(self, res)
         return self

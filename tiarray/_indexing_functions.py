@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._advanced_indexing import gather_axis
 from ._array_object import TiArray, c_strides
-from ._interop import empty_owned
+from ._buffer import empty_owned
 from ._kernels import gather as _g
 from ._validate import check_array, normalize_axis
 from ._views import broadcast_shapes, broadcast_view

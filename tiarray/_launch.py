@@ -37,8 +37,8 @@ import numpy as np
 from . import _backend, _dtypes, _runtime
 from ._array_object import TiArray
 from ._backend import ti
-from ._interop import asarray_for_kernel as _asarray_for_kernel
-from ._interop import numpy_data_ptr as _numpy_data_ptr
+from ._foreign import numpy_data_ptr as _numpy_data_ptr
+from ._foreign import view_of as _view_of
 
 __all__ = ["Launcher", "launcher", "KernelSignatureError", "set_serial_threshold"]
 
@@ -103,6 +103,19 @@ def set_serial_threshold(nbytes: int) -> int:
     old = _SERIAL_THRESHOLD[0]
     _SERIAL_THRESHOLD[0] = int(nbytes)
     return old
+
+
+def _no_contiguous_copy(x):
+    raise RuntimeError("tiarray._kernels.copy is not loaded: the launcher cannot copy a strided argument")
+
+
+# ``(x) -> (contiguous copy, write-back or None)`` for a strided array argument: copies need
+# the copy kernels, a layer above this one, which attach it (tiarray._kernels.copy).
+_contiguous_copy = [_no_contiguous_copy]
+
+
+def attach_contiguous_copy(fn) -> None:
+    _contiguous_copy[0] = fn
 
 
 class KernelSignatureError(TypeError):
@@ -527,9 +540,16 @@ class Launcher:
                         values.append((_numpy_data_ptr(v), v.nbytes, shape))
                         nbytes += v.nbytes
                         continue
-                a, wb = _asarray_for_kernel(v, func=self.name, arg=name)
-                if wb is not None:
-                    writebacks = (writebacks or []) + [wb]
+                a = v if isinstance(v, TiArray) else _view_of(v, self.name)
+                if a is None:
+                    raise TypeError(
+                        f"{self.name}(): argument '{name}' must be an array, got {type(v).__name__}"
+                    )
+                if not a._is_c_contiguous():
+                    # copied to a contiguous buffer for the kernel, and back afterwards
+                    a, wb = _contiguous_copy[0](a)
+                    if wb is not None:
+                        writebacks = (writebacks or []) + [wb]
                 sigs.append((a._dtype, len(a._shape), False))
                 val = kernel_arg(a)
                 if ne:

@@ -21,8 +21,9 @@ import numpy as np
 
 from . import _dtypes
 from ._array_object import TiArray, c_strides
-from ._interop import copy_array, copy_into, empty_owned
+from ._buffer import empty_owned
 from ._kernels import matmul as _mm
+from ._kernels.copy import copy_array, copy_into
 from ._manipulation_functions import permute_dims, reshape
 from ._validate import AxisError, check_array, normalize_axis
 from ._views import broadcast_shapes

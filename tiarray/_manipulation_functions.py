@@ -446,7 +446,7 @@ def reshape(x, /, shape, *, copy=None) -> TiArray:
         raise ValueError(f"{func}(): argument 'copy' must be True, False or None, got {copy!r}")
     shape = _infer_shape(_shape_arg(shape, func), x.size, x._shape, func)
     if copy:
-        from ._interop import copy_array
+        from ._kernels.copy import copy_array
 
         out = copy_array(x)
         return out._view(out._ptr, shape, c_strides(shape))
@@ -460,7 +460,7 @@ def reshape(x, /, shape, *, copy=None) -> TiArray:
             f"{func}(): cannot reshape an array of shape {x.shape} and strides {x.strides} to {shape} "
             "without copying, but copy=False was given"
         )
-    from ._interop import copy_array
+    from ._kernels.copy import copy_array
 
     out = copy_array(x)
     return out._view(out._ptr, shape, c_strides(shape))
@@ -523,7 +523,8 @@ def concat(arrays, /, *, axis=0) -> TiArray:
     >>> ta.concat((ta.asarray([1, 2]), ta.asarray([3]))).tolist()
     [1, 2, 3]
     """
-    from ._interop import copy_into, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_into
 
     func = "concat"
     arrays = _array_list(arrays, func)
@@ -591,7 +592,8 @@ def stack(arrays, /, *, axis=0) -> TiArray:
     >>> ta.stack((ta.asarray([1, 2]), ta.asarray([3, 4])), axis=1).tolist()
     [[1, 3], [2, 4]]
     """
-    from ._interop import copy_into, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_into
 
     func = "stack"
     arrays = _array_list(arrays, func)
@@ -643,7 +645,8 @@ def tile(x, repetitions, /) -> TiArray:
     >>> ta.tile(ta.asarray([1, 2]), (2, 2)).tolist()
     [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
-    from ._interop import copy_into, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_into
 
     func = "tile"
     x = check_array(x, func)
@@ -695,7 +698,7 @@ def roll(x, /, shift, *, axis=None) -> TiArray:
     >>> ta.roll(ta.asarray([1, 2, 3, 4]), 1).tolist()
     [4, 1, 2, 3]
     """
-    from ._interop import empty_owned
+    from ._buffer import empty_owned
 
     func = "roll"
     x = check_array(x, func)
@@ -736,7 +739,7 @@ def roll(x, /, shift, *, axis=None) -> TiArray:
 def _roll_into(out: TiArray, x: TiArray, shifts: dict) -> None:
     """``out = roll(x)``: one strided block copy per combination of the two pieces of each
     rolled axis (at most 2**k copies for k rolled axes; more axes are rolled one by one)."""
-    from ._interop import copy_array, copy_into
+    from ._kernels.copy import copy_array, copy_into
 
     if out.size == 0:
         return
@@ -803,7 +806,8 @@ def repeat(x, repeats, /, *, axis=None) -> TiArray:
     >>> ta.repeat(ta.asarray([1, 2, 3]), ta.asarray([0, 1, 2])).tolist()
     [2, 3, 3]
     """
-    from ._interop import copy_into, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_into
 
     func = "repeat"
     x = check_array(x, func)

@@ -10,7 +10,7 @@ import math
 
 from . import _dtypes
 from ._array_object import TiArray
-from ._interop import empty_owned
+from ._buffer import empty_owned
 from ._kernels import reduce as _kr
 from ._validate import check_array, check_bool, check_dtype, normalize_axes, normalize_axis
 from ._views import reduced_shape
@@ -246,7 +246,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None) -> TiArray:
     x1 = check_array(x1, func, "x1", on_device=True)
     check_dtype(x1._dtype, "real numeric", func, "x1")
     if isinstance(x2, (int, float)) and not isinstance(x2, bool):
-        from ._interop import asarray
+        from ._interchange import asarray
 
         x2 = asarray(x2, dtype=_dtypes.scalar_dtype(x2, x1._dtype), device=x1._device)
     x2 = check_array(x2, func, "x2", on_device=True)

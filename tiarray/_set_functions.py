@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ._array_object import TiArray
-from ._interop import copy_array
+from ._kernels.copy import copy_array
 from ._validate import check_array, check_dtype
 from ._views import reshape_view
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import _dtypes
 from ._array_object import TiArray
-from ._interop import empty_owned
+from ._buffer import empty_owned
 from ._kernels.sort import sort_into
 from ._validate import check_array, check_bool, check_dtype, normalize_axis
 

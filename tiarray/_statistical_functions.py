@@ -12,8 +12,9 @@ import math
 
 from . import _dtypes
 from ._array_object import TiArray
-from ._interop import copy_array, empty_owned
+from ._buffer import empty_owned
 from ._kernels import reduce as _kr
+from ._kernels.copy import copy_array
 from ._validate import check_array, check_bool, check_dtype, normalize_axes, normalize_axis
 from ._views import reduced_shape
 

@@ -6,8 +6,9 @@ import builtins
 
 from . import _dtypes
 from ._array_object import TiArray
-from ._interop import copy_into, empty_owned
+from ._buffer import empty_owned
 from ._kernels import reduce as _kr
+from ._kernels.copy import copy_into
 from ._validate import check_array, check_bool, check_dtype, check_int, normalize_axes, normalize_axis
 from ._views import reduced_shape
 
@@ -94,7 +95,7 @@ def any(x, /, *, axis=None, keepdims=False) -> TiArray:
 def _as_part(v, x: TiArray, axis: int, func: str, arg: str) -> TiArray:
     """``prepend``/``append`` as an array to concatenate with ``x`` along ``axis``."""
     if isinstance(v, (bool, int, float, complex)):
-        from ._interop import asarray
+        from ._interchange import asarray
         from ._views import broadcast_view
 
         dt = _dtypes.scalar_dtype(v, x._dtype)
@@ -191,7 +192,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> TiArray:
             break
         x = forward_difference(x, axis)
     if n == 0 and len(parts) == 1:
-        from ._interop import copy_array
+        from ._kernels.copy import copy_array
 
         x = copy_array(x)
     return x

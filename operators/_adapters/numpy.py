@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tiarray import _dtypes
-from tiarray._interop import numpy_data_ptr as data_ptr
+from tiarray._foreign import numpy_data_ptr as data_ptr
 
 from ._eager import CACHES, ensure_init, make_plan, not_an_array, program
 

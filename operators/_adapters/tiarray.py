@@ -7,7 +7,9 @@ outputs are new zero-filled TiArrays on Taichi's device.
 from __future__ import annotations
 
 from tiarray._array_object import TiArray
-from tiarray._interop import copy_array, empty_owned, view_of
+from tiarray._buffer import empty_owned
+from tiarray._foreign import view_of
+from tiarray._kernels.copy import copy_array
 
 from ._eager import CACHES, HostInputs, ensure_init, host_view, make_plan, not_an_array, program
 

@@ -25,7 +25,7 @@ No ``from __future__ import annotations`` here: Taichi reads the annotations.
 
 from .._backend import ti
 from .._launch import IEEE, Launcher
-from . import reduce as R
+from . import _reduce_funcs as R
 
 _TW = 2048  # columns per tile
 

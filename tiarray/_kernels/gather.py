@@ -25,10 +25,11 @@ import numpy as np
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
 from .._backend import ti
-from .._interop import copy_array, empty_owned
+from .._buffer import empty_owned
 from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
+from .copy import copy_array
 
 # meta layout of _move: [x_base, y_base, idx_base, adv_dim, shape[nd], xst[nd], yst[nd], ist[nd], err, bad]
 _H = 4

@@ -81,7 +81,7 @@ _expand_l = Launcher(_expand, name="repeat_expand", compile_options=IEEE)
 
 def repeat_index(rep: TiArray, func: str) -> TiArray:
     """The int64 index array ``[0]*rep[0] + [1]*rep[1] + ...`` on ``rep``'s device."""
-    from .._interop import empty_owned
+    from .._buffer import empty_owned
 
     n = rep.size
     starts = empty_owned((max(n, 1),), _dtypes.int64, rep._device)

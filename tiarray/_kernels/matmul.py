@@ -415,7 +415,7 @@ def packed(a: TiArray, b: TiArray, c_ptr: int, c_nvec: int, ldc: int, aoffs, bof
     """Run pack_a, pack_b and the micro kernel. The result (real: M x N; complex: the real
     (2M) x N matrix [Cr; Ci]) is written into ``c``, rows of ``NR``-vectors, ``ldc`` vectors
     per row and ``Mp = ceil(rows / MR) * MR`` rows per batch element."""
-    from .._interop import empty_owned
+    from .._buffer import empty_owned
 
     cplx = ct.kind == "c"
     rct = _dtypes.finfo_dtype(ct)
@@ -517,7 +517,7 @@ _dot_l = Launcher(_dot_chunks, name="dot_chunks", compile_options={"fast_math": 
 def long_dot(a: TiArray, b: TiArray, rdtype: _dtypes.DType) -> TiArray:
     """``sum(a * b)`` of two C-contiguous 1-D real arrays of dtype ``rdtype`` and length
     at least ``DOT_MIN_K``, as a 0-d array of ``rdtype``."""
-    from .._interop import empty_owned
+    from .._buffer import empty_owned
     from .._launch import kernel_arg
     from .reduce import task_pad
 
@@ -536,7 +536,7 @@ def long_dot(a: TiArray, b: TiArray, rdtype: _dtypes.DType) -> TiArray:
     spec.launch(
         [kernel_arg(a), kernel_arg(b), kernel_arg(part), kernel_arg(res), K, n_chunks, _DOT_CHUNK, 1.0]
     )
-    from .._data_type_functions import astype
+    from .copy import copy_array
 
-    out = astype(res, rdtype) if acc is not rdtype else res
+    out = copy_array(res, rdtype) if acc is not rdtype else res
     return out._view(out._ptr, (), ())

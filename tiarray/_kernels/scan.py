@@ -237,7 +237,7 @@ def scan_into(
     if direct:
         part = dummy(acc_k, device)
     else:
-        from .._interop import empty_owned
+        from .._buffer import empty_owned
 
         part = empty_owned((n_rows * n_chunks * (2 if cplx else 1),), acc_k, device)
     spec = _launchers[widen].spec(

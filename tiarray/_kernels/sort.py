@@ -26,7 +26,7 @@ import math
 from .. import _dtypes
 from .._array_object import TiArray
 from .._backend import ti
-from .._interop import empty_owned
+from .._buffer import empty_owned
 from .._launch import IEEE, Launcher
 from .._views import collapse
 from ._strided import meta_arg, meta_array, span_arg
