@@ -64,7 +64,6 @@ from ._elementwise_functions import (
     maximum, minimum, multiply, negative, nextafter, not_equal, positive, pow, real,
     reciprocal, remainder, round, sign, signbit, sin, sinh, square, sqrt, subtract, tan,
     tanh, trunc, where,
-    _binary_operator as _binary_operator, _inplace_operator as _inplace_operator,
 )  # fmt: skip
 from ._data_type_functions import astype, can_cast, finfo, iinfo, result_type
 from ._creation_functions import arange, linspace, eye, meshgrid, tril, triu
@@ -173,6 +172,7 @@ __all__ += [
 # ---- end api-manipulation ----
 
 from . import _array_object as _ao  # noqa: E402
+from ._array_operators import _binary_operator, _inplace_operator  # noqa: E402, F401  (attaches the dunders)
 
 _ao.attach_namespace(_sys.modules[__name__])  # TiArray.__array_namespace__() returns this module
 del _ao

@@ -13,7 +13,6 @@ TiArray never subclasses a framework's array and is never constructed directly: 
 from __future__ import annotations
 
 import operator
-import sys
 
 import numpy as np
 
@@ -358,72 +357,7 @@ class TiArray:
     # Attached by the layers that implement them (they need copies, kernels, the namespace):
     # __dlpack__ and to_device (tiarray._interchange), __getitem__ and __setitem__
     # (tiarray._indexing), the arithmetic, comparison and bitwise dunders
-    # (tiarray._elementwise_functions), __array_namespace__'s namespace (tiarray/__init__).
+    # (tiarray._array_operators), __array_namespace__'s namespace (tiarray/__init__).
 
 
-def _install_operators():
-    """Arithmetic, comparison and bitwise dunders, each calling the namespace function."""
-    binary = {
-        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-        "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "matmul": "matmul",
-        "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-        "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
-    }  # fmt: skip
-    compare = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
-               "eq": "equal", "ne": "not_equal"}  # fmt: skip
-    unary = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}
-
-    def ns():
-        return sys.modules["tiarray"]
-
-    def make_binary(fname):
-        def op(self, other):
-            return ns()._binary_operator(fname, self, other, reflected=False)
-
-        def rop(self, other):
-            return ns()._binary_operator(fname, self, other, reflected=True)
-
-        def iop(self, other):
-            return ns()._inplace_operator(fname, self, other)
-
-        return op, rop, iop
-
-    for d, fname in binary.items():
-        op, rop, iop = make_binary(fname)
-        for name, f in ((f"__{d}__", op), (f"__r{d}__", rop), (f"__i{d}__", iop)):
-            f.__name__ = name
-            f.__qualname__ = f"TiArray.{name}"
-            f.__doc__ = f"``{name}``: calls :func:`tiarray.{fname}`."
-            setattr(TiArray, name, f)
-
-    for d, fname in compare.items():
-
-        def make(fname):
-            def op(self, other):
-                return ns()._binary_operator(fname, self, other, reflected=False)
-
-            return op
-
-        f = make(fname)
-        f.__name__ = f"__{d}__"
-        f.__qualname__ = f"TiArray.__{d}__"
-        f.__doc__ = f"``__{d}__``: calls :func:`tiarray.{fname}`."
-        setattr(TiArray, f"__{d}__", f)
-
-    for d, fname in unary.items():
-
-        def make(fname):
-            def op(self):
-                return getattr(ns(), fname)(self)
-
-            return op
-
-        f = make(fname)
-        f.__name__ = f"__{d}__"
-        f.__qualname__ = f"TiArray.__{d}__"
-        f.__doc__ = f"``__{d}__``: calls :func:`tiarray.{fname}`."
-        setattr(TiArray, f"__{d}__", f)
-
-
-_install_operators()
 TiArray.__hash__ = None  # arrays are mutable and compare elementwise
