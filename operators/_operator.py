@@ -30,8 +30,14 @@ import sys
 import threading
 import weakref
 
-from tiarray import _backend, _dtypes, _runtime
-from tiarray._launch import _P_ARRAY, _P_FLOAT, _P_INT, _P_TEMPLATE, _P_UINT, KernelSignatureError, Launcher
+from tiarray import _internal as _core
+from tiarray._internal import P_ARRAY as _P_ARRAY
+from tiarray._internal import P_FLOAT as _P_FLOAT
+from tiarray._internal import P_INT as _P_INT
+from tiarray._internal import P_TEMPLATE as _P_TEMPLATE
+from tiarray._internal import P_UINT as _P_UINT
+from tiarray._internal import KernelSignatureError, Launcher
+from tiarray._internal import dtypes as _dtypes
 
 from ._partition import PartitionRule
 
@@ -170,7 +176,7 @@ _SCALAR_DTYPES = {
 
 
 def _scalar_dtype(anno) -> _dtypes.DType:
-    name = _backend.type_name(anno)
+    name = _core.type_name(anno)
     d = _SCALAR_DTYPES.get(name)
     if d is None:  # pragma: no cover - every Taichi primitive type is listed
         raise KernelSignatureError(f"scalar kernel parameter of Taichi type {name} is not supported")
@@ -415,7 +421,7 @@ class Operator:
         )
         self._resolved: dict = {}
         self._plans: dict = {}  # adapters' per-call caches (per program)
-        _runtime.register_cache(self._forget_plans)
+        _core.register_cache(self._forget_plans)
         self._lock = threading.RLock()
         self._adapter_state: dict = {}  # per framework: primitives, torch ops ...
         self._uid = next(_UIDS)

@@ -11,8 +11,8 @@ reads, the output allocation and the launch. ``op._plans`` is a per-program cach
 
 from __future__ import annotations
 
-from tiarray import _runtime
-from tiarray._launch import _P_FLOAT
+from tiarray import _internal as _core
+from tiarray._internal import P_FLOAT as _P_FLOAT
 
 __all__ = ["Plan", "make_plan"]
 
@@ -52,7 +52,7 @@ def _launch_shape(sd):
 
 def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
     """Build a plan for a call whose inputs have ``in_sds`` (``(DType, shape)`` per input)."""
-    dev = _runtime.current_device()
+    dev = _core.current_device()
     if dev.kind != device_kind:
         raise TypeError(
             f"{op.name}: the {fw} arrays live on {device_kind}, but Taichi computes on {dev}; "
@@ -153,9 +153,9 @@ def host_view(ptr: int, shape: tuple, dtype):
     return a
 
 
-program = _runtime.program
-CACHES = _runtime.CACHES
-ensure_init = _runtime.ensure_init
+program = _core.program
+CACHES = _core.CACHES
+ensure_init = _core.ensure_init
 
 
 def not_an_array(op, i, a):

@@ -33,7 +33,7 @@ import jax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from tiarray import _backend
+from tiarray import _internal as _core
 
 __all__ = ["direct_lowering", "lower", "explicit_out_specs"]
 
@@ -90,7 +90,7 @@ def lower(jop, ctx, operands, static, mode, mask, n_in):
     # XLA calls ``partition`` on its compile thread, where the kernel for the local shapes
     # is compiled; Taichi builds its root SNode tree only on the thread that ran ti.init:
     # do that now (this thread lowers the computation).
-    _backend.materialize()
+    _core.materialize()
     cp = _custom_partitioned(jop, mode, static, mask, n_in)
     token = direct_lowering.set(True)
     try:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import cupy
 
-from tiarray import _dtypes, _runtime
+from tiarray import _internal as _core
+from tiarray._internal import dtypes as _dtypes
 
 from . import _cuda_ops
 from ._eager import CACHES, ensure_init, make_plan, not_an_array, program
@@ -25,7 +26,7 @@ def _build(op, skey, args, key):  # pragma: no cover - needs a GPU
     params = op._params
     op._check_nargs(len(args))
     in_sds = []
-    dev = _runtime.current_device()
+    dev = _core.current_device()
     for i, a in enumerate(args):
         p = params[i]
         if isinstance(a, _ndarray):

@@ -48,7 +48,8 @@ from jax.interpreters import ad, batching, mlir
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from tiarray import _dtypes, _runtime
+from tiarray import _internal as _core
+from tiarray._internal import dtypes as _dtypes
 
 from .. import _operator
 from . import _jax_partition as _partitioning
@@ -241,7 +242,10 @@ def _make_fast_fwd(rec, spec, serial):
     call). About 1-2 us cheaper per call than the generic path through ``spec.launch``.
     Scratch results (after the outputs) are zero-filled to the size of the ``serial``
     variant and passed with its shape."""
-    from tiarray._launch import _P_ARRAY, _P_FLOAT, _P_INT, _launch_lock
+    from tiarray._internal import P_ARRAY as _P_ARRAY
+    from tiarray._internal import P_FLOAT as _P_FLOAT
+    from tiarray._internal import P_INT as _P_INT
+    from tiarray._internal import launch_lock as _launch_lock
 
     ctx = spec.t_kernel.make_launch_context()
     ns = {
@@ -318,12 +322,12 @@ def _forget_specs():
         rec.spec = rec.fast = rec.specs = rec.fasts = None
 
 
-_runtime.register_cache(_forget_specs)
+_core.register_cache(_forget_specs)
 
 
 def _current_spec(rec):
     if program() is not CACHES.prog:  # Taichi was reset since lowering
-        _runtime.ensure_init()
+        _core.ensure_init()
     if rec.spec is None:
         _make_specs(rec)
     return rec.spec
@@ -332,8 +336,8 @@ def _current_spec(rec):
 # ----------------------------------------------------------------------------- handlers
 
 _U64 = _xla_ffi._U64
-program = _runtime.program
-CACHES = _runtime.CACHES
+program = _core.program
+CACHES = _core.CACHES
 _memset = ctypes.memset
 _memmove = ctypes.memmove
 
@@ -570,7 +574,7 @@ class _JaxOp:
     # -- lowering ----------------------------------------------------------------------
 
     def _lower(self, ctx, *operands, static, mode, arch, mask=None):
-        dev = _runtime.current_device()
+        dev = _core.current_device()
         if dev.kind != arch:
             raise TypeError(
                 f"{self.op.name}: JAX runs this computation on {arch}, but Taichi computes on {dev}; "

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiarray import _dtypes
-from tiarray._foreign import numpy_data_ptr as data_ptr
+from tiarray._internal import dtypes as _dtypes
+from tiarray._internal import numpy_data_ptr as data_ptr
 
 from ._eager import CACHES, ensure_init, make_plan, not_an_array, program
 

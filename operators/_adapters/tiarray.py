@@ -6,10 +6,7 @@ outputs are new zero-filled TiArrays on Taichi's device.
 
 from __future__ import annotations
 
-from tiarray._array_object import TiArray
-from tiarray._buffer import empty_owned
-from tiarray._foreign import view_of
-from tiarray._kernels.copy import copy_array
+from tiarray._internal import TiArray, copy_array, empty_owned, view_of
 
 from ._eager import CACHES, HostInputs, ensure_init, host_view, make_plan, not_an_array, program
 
@@ -95,7 +92,7 @@ def call(op, args, static):
     outs = []
     device = plan.native_out
     if device is None:
-        from tiarray._runtime import current_device
+        from tiarray._internal import current_device
 
         device = current_device()
     for shape, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiarray._launch import IEEE
+from tiarray._internal import IEEE
 
 from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _csr_kernels as K

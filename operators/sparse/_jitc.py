@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiarray import _dtypes
-from tiarray._launch import IEEE
+from tiarray._internal import IEEE
+from tiarray._internal import dtypes as _dtypes
 
 from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _jitc_kernels as K

@@ -18,9 +18,8 @@ import weakref
 
 import numpy as np
 
-from tiarray import _dtypes
-from tiarray._detect import framework_of
-from tiarray._validate import check_bool
+from tiarray._internal import asarray, check_bool, framework_of
+from tiarray._internal import dtypes as _dtypes
 
 from . import _xp
 
@@ -65,9 +64,7 @@ def as_array(func: str, name: str, x):
     if fw in ("numpy", "torch", "jax", "cupy", "tiarray"):
         return x
     if fw == "taichi":
-        import tiarray as ta
-
-        return ta.asarray(x)
+        return asarray(x)
     try:
         return np.asarray(x)
     except Exception as e:
