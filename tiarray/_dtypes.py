@@ -14,6 +14,8 @@ that can hold both and raises ``TypeError``.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ._backend import ti
@@ -105,13 +107,35 @@ class DType:
         return self.numpy
 
 
-def _bf16_numpy():
-    try:
-        import ml_dtypes  # noqa: F401  (ships with jax)
+class _BFloat16(DType):
+    """bfloat16, whose NumPy twin comes from ``ml_dtypes`` (it ships with JAX). Importing
+    ml_dtypes costs 0.3-0.9 s, more than the rest of ``import tiarray``, so it is imported
+    the first time bfloat16's NumPy dtype is asked for (``_np``), not with tiarray."""
 
-        return np.dtype(ml_dtypes.bfloat16)
-    except Exception:  # pragma: no cover - depends on the environment
-        return None
+    __slots__ = ("_np_value", "_np_tried")
+
+    @property
+    def _np(self):
+        if not self._np_tried:
+            self._load_np()
+        return self._np_value
+
+    @_np.setter
+    def _np(self, value):
+        self._np_value = value
+        self._np_tried = value is not None
+
+    def _load_np(self) -> None:
+        try:
+            import ml_dtypes
+
+            npd = np.dtype(ml_dtypes.bfloat16)
+        except Exception:  # pragma: no cover - depends on the environment
+            npd = None
+        self._np_value = npd
+        self._np_tried = True
+        if npd is not None:
+            _BY_NP[npd] = self
 
 
 bool = DType("bool", "b", 1, np.dtype(np.bool_), (DL_BOOL, 8), "u8")
@@ -124,7 +148,7 @@ uint16 = DType("uint16", "u", 2, np.dtype(np.uint16), (DL_UINT, 16), "u16")
 uint32 = DType("uint32", "u", 4, np.dtype(np.uint32), (DL_UINT, 32), "u32")
 uint64 = DType("uint64", "u", 8, np.dtype(np.uint64), (DL_UINT, 64), "u64")
 float16 = DType("float16", "f", 2, np.dtype(np.float16), (DL_FLOAT, 16), "f16")
-bfloat16 = DType("bfloat16", "f", 2, _bf16_numpy(), (DL_BFLOAT, 16), None)
+bfloat16 = _BFloat16("bfloat16", "f", 2, None, (DL_BFLOAT, 16), None)
 float32 = DType("float32", "f", 4, np.dtype(np.float32), (DL_FLOAT, 32), "f32")
 float64 = DType("float64", "f", 8, np.dtype(np.float64), (DL_FLOAT, 64), "f64")
 complex64 = DType("complex64", "c", 8, np.dtype(np.complex64), (DL_COMPLEX, 64), "f32")
@@ -141,7 +165,7 @@ STANDARD_DTYPES = (
 )  # fmt: skip
 
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_NP = {d._np: d for d in ALL_DTYPES if d._np is not None}
+_BY_NP = {d._np: d for d in ALL_DTYPES if d is not bfloat16}  # bfloat16's joins when loaded
 _BY_DL = {d._dl: d for d in ALL_DTYPES}
 
 
@@ -273,7 +297,7 @@ def to_dtype(obj, *, func: str = "tiarray", arg: str = "dtype") -> DType:
         if d is not None and type(obj).__module__.startswith("torch"):
             return d
     if npd is not None:
-        d = _BY_NP.get(npd)
+        d = from_numpy_dtype(npd)
         if d is not None:
             return d
     raise TypeError(
@@ -284,7 +308,12 @@ def to_dtype(obj, *, func: str = "tiarray", arg: str = "dtype") -> DType:
 
 def from_numpy_dtype(npd) -> DType | None:
     """The DType of a NumPy dtype, or None if tiarray has no such dtype."""
-    return _BY_NP.get(npd)
+    d = _BY_NP.get(npd)
+    if d is None and not bfloat16._np_tried and "ml_dtypes" in sys.modules:
+        # a bfloat16 NumPy array exists only once ml_dtypes is imported
+        bfloat16._load_np()
+        d = _BY_NP.get(npd)
+    return d
 
 
 def from_dlpack_dtype(code: int, bits: int, lanes: int = 1) -> DType | None:
