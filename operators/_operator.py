@@ -32,10 +32,7 @@ import weakref
 
 from tiarray import _internal as _core
 from tiarray._internal import P_ARRAY as _P_ARRAY
-from tiarray._internal import P_FLOAT as _P_FLOAT
-from tiarray._internal import P_INT as _P_INT
 from tiarray._internal import P_TEMPLATE as _P_TEMPLATE
-from tiarray._internal import P_UINT as _P_UINT
 from tiarray._internal import KernelSignatureError, Launcher
 from tiarray._internal import dtypes as _dtypes
 
@@ -796,7 +793,3 @@ def _check_hashable(name, k, v):
             f"{name}: static parameter '{k}' must be hashable (static parameters select a compiled "
             f"specialisation), got {type(v).__name__} {v!r}; use a tuple instead of a list"
         ) from None
-
-
-def _is_scalar_kind(kind) -> bool:
-    return kind in (_P_FLOAT, _P_INT, _P_UINT)

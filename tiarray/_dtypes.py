@@ -417,7 +417,3 @@ def scalar_dtype(value, other: DType) -> DType:
 def finfo_dtype(dtype: DType) -> DType:
     """The real dtype of a complex dtype; the dtype itself otherwise."""
     return _FLOAT_OF_COMPLEX.get(dtype, dtype)
-
-
-def complex_of(dtype: DType) -> DType:
-    return _COMPLEX_OF_FLOAT[dtype]

@@ -20,9 +20,6 @@ from ._views import reduced_shape
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
-_builtin_max = max
-
-
 # ----------------------------------------------------------------------------- dtype rules
 
 

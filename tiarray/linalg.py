@@ -142,10 +142,6 @@ def _out(a: np.ndarray, dtype: _dtypes.DType | None = None) -> TiArray:
     return out
 
 
-def _res_dtype(x: TiArray) -> _dtypes.DType:
-    return x._dtype
-
-
 def _real_dtype(x: TiArray) -> _dtypes.DType:
     return _dtypes.finfo_dtype(x._dtype)
 
