@@ -22,8 +22,9 @@ Conventions for array parameters (``ti.types.ndarray``):
   matches ``ti.types.ndarray(dtype=ti.f32, ndim=n + 1)``);
 - ``bfloat16`` has no Taichi type and is refused.
 
-This module depends on Taichi 1.7's kernel internals (``Kernel.materialize``, the launch
-context API); :mod:`tiarray` pins ``taichi==1.7.4``.
+Taichi's kernel internals (materialisation, compilation, the launch context) are reached
+through the boundary, :mod:`tiarray._backend`; the specs keep the backend's own bound
+methods, so a launch calls no wrapper.
 """
 
 from __future__ import annotations
