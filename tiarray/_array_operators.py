@@ -1,21 +1,20 @@
 """The TiArray operators (array API "Operators"): ``+``, ``<``, ``&``, ``@``, ``+=`` ...
 
 Each dunder calls the namespace function of the same operation (``__add__`` ->
-:func:`tiarray.add`, ``__matmul__`` -> :func:`tiarray.matmul`). They need the element-wise
-functions and ``matmul``, layers above the array object, so this module attaches them to
-``TiArray`` when it is imported (by ``tiarray/__init__``).
+:func:`tiarray.add`, ``__matmul__`` -> :func:`tiarray.matmul`, looked up in the namespace
+module ``tiarray/__init__`` attaches to the array object, so a replaced namespace function
+is what ``@`` and the unary operators call). They need layers above the array object, so
+this module attaches them to ``TiArray`` when it is imported (by ``tiarray/__init__``).
 """
 
 from __future__ import annotations
 
 import builtins
 
-from . import _elementwise_functions as _ew
-from ._array_object import TiArray
+from ._array_object import _NAMESPACE, TiArray
 from ._elementwise_functions import _PY_SCALARS, _as_array, _binary, _operands, _pick_device
 from ._kernels.copy import copy_array, copy_into
 from ._kernels.elementwise_plan import _PLANS, _make_plan, _run
-from ._linear_algebra_functions import matmul
 from ._views import broadcast_shapes, broadcast_view
 
 __all__ = []
@@ -51,7 +50,7 @@ def _binary_operator(fname: str, self: TiArray, other, reflected: bool = False):
             return NotImplemented
         if type(other) is not TiArray:  # a NumPy array, torch tensor ...: as for the other operators
             other = _as_array(other, "matmul", "x1" if reflected else "x2")
-        mm = matmul
+        mm = _NAMESPACE[0].matmul
         return mm(other, self) if reflected else mm(self, other)
     if reflected:
         return _binary(fname, other, self)
@@ -77,7 +76,7 @@ def _inplace_operator(fname: str, self: TiArray, other):
     if fname == "matmul":
         if type(other) is not TiArray:
             other = _as_array(other, "matmul", "x2")
-        res = matmul(self, other)
+        res = _NAMESPACE[0].matmul(self, other)
         if res._dtype is not self._dtype or res._shape != self._shape:
             raise TypeError(
                 f"{where_}: the result has dtype {res._dtype.name} and shape {res._shape}; "
@@ -174,10 +173,8 @@ def _install_operators():
     for d, fname in unary.items():
 
         def make(fname):
-            f = getattr(_ew, fname)
-
             def op(self):
-                return f(self)
+                return getattr(_NAMESPACE[0], fname)(self)
 
             return op
 
