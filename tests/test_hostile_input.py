@@ -5,7 +5,35 @@ The cases live in ``tests/hostile/``; each module runs under ``run_isolated``
 that test reports ``crashed`` with the child's output, and a new child runs the rest.
 """
 
-from _subprocess_suite import TESTS, run_isolated
+import pytest
+from _subprocess_suite import TESTS, check, child_tests, run_isolated
+
+# child module -> the framework its cases need (None: NumPy only); the nox sessions select
+# the parent tests by the framework fixture they take
+MODULES = {"hostile_sizes": None}
+CASES = [
+    pytest.param(m, name, marks=[getattr(pytest.mark, MODULES[m])] if MODULES[m] else [], id=f"{m}::{name}")
+    for m in MODULES
+    for name in child_tests(TESTS / "hostile" / f"{m}.py")
+]
+
+
+@pytest.fixture(scope="module")
+def children(tmp_path_factory):
+    results = {}
+
+    def get(module):
+        if module not in results:
+            path = TESTS / "hostile" / f"{module}.py"
+            results[module] = run_isolated(path, tmp_path_factory.mktemp(module), timeout=1200)
+        return results[module]
+
+    return get
+
+
+@pytest.mark.parametrize("module, name", CASES)
+def test_hostile(children, module, name):
+    check(*children(module), name)
 
 
 def test_runner_isolates_a_crash(tmp_path):
