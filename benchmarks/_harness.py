@@ -44,6 +44,21 @@ def timeit(fn, *, min_time: float = 0.2, repeats: int = 7, warmup: int = 3) -> f
     return statistics.median(samples(fn, min_time=min_time, repeats=repeats, warmup=warmup))
 
 
+def copy_bandwidth(nbytes: int = 400 * 2**20, repeats: int = 5) -> float:
+    """Bytes read + written per second by the best of ``repeats`` one-thread NumPy copies of
+    ``nbytes`` (the memory-traffic bound's denominator, measured on the machine of the run)."""
+    import numpy as np
+
+    src = np.ones(nbytes // 8)
+    dst = np.empty_like(src)
+    best = float("inf")
+    for _ in range(repeats + 1):  # the first copy also faults the pages in
+        t0 = time.perf_counter()
+        np.copyto(dst, src)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * src.nbytes / best
+
+
 def fmt_us(seconds: float) -> str:
     us = seconds * 1e6
     if us >= 1000:

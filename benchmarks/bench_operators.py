@@ -76,6 +76,20 @@ class Rounds:
         raise KeyError(name)
 
 
+_checked = []
+
+
+def agree(name, got, want):
+    """Check a route's result against the NumPy reference before anything is timed: a route
+    that computes something else would make its time meaningless (the script stops)."""
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    # float32 a*x+y: one rounding of the product and one of the sum, |error| <= 2 u |result|
+    if got.shape != want.shape or not np.all(np.abs(got - want) <= 2 * 2.0**-24 * np.abs(want)):
+        raise SystemExit(f"bench_operators: route '{name}' disagrees with NumPy: got {got}, want {want}")
+    _checked.append(name)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -132,6 +146,12 @@ def main():
         k[0] ^= 1
         spec.launch([2.0, (px, 64, (16,)), (py, 64, (16,)), (po[k[0]], 64, (16,))])
 
+    ref = 2.0 * x + y
+    raw()
+    agree(RAW, outs[k[0]], ref)
+    outs[0][:] = 0
+    _axpy(2.0, x, y, outs[0])
+    agree(TAICHI, outs[0], ref)
     B.add("baseline", RAW, raw, N)
     B.add("baseline", TAICHI, lambda: _axpy(2.0, x, y, outs[0]), max(N // 10, 100))
 
@@ -140,6 +160,8 @@ def main():
     B.add("numpy", "native NumPy 2*x+y", lambda: 2.0 * x + y, N)
     tx, ty = ta.asarray(x), ta.asarray(y)
     B.add("numpy", "axpy Operator, TiArrays", lambda: axpy(2.0, tx, ty), N, base="raw")
+    agree("axpy Operator, NumPy arrays", axpy(2.0, x, y), ref)
+    agree("axpy Operator, TiArrays", np.from_dlpack(axpy(2.0, tx, ty)), ref)
 
     # --------------------------------------------------------------- torch
     have_torch = False
@@ -168,6 +190,13 @@ def main():
             base="raw",
         )
         B.add("torch", "native torch 2*x+y", lambda: 2.0 * xt + yt, N)
+        agree("axpy Operator, torch tensors (direct route)", axpy(2.0, xt, yt).numpy(), ref)
+        agree(
+            "torch.ops.tiarray.axpy (dispatcher route)",
+            torch.ops.tiarray.axpy(a_t, xt, yt, "()")[0].numpy(),
+            ref,
+        )
+        agree("axpy Operator, requires_grad input (autograd route)", axpy(2.0, xg, yt).detach().numpy(), ref)
     except ImportError:
         print("torch not installed: torch rows skipped", file=sys.stderr)
 
@@ -210,9 +239,15 @@ def main():
             max(N // 1000, 2),
             scale=steps,
         )
+        agree("axpy Operator, JAX eager", axpy(aj, xj, yj), ref)
+        agree("jit(axpy Operator)", jf(aj, xj, yj), ref)
+        # 1000 steps of c <- 2c + 1 overflow float32: compare the loop with the native loop
+        np.testing.assert_array_equal(np.asarray(lo(aj, xj, yj)), np.asarray(ln(aj, xj, yj)))
+        _checked.append(f"fori_loop({steps}) of axpy Operator (bit-equal to the native loop)")
     except ImportError:
         print("jax not installed: JAX rows skipped", file=sys.stderr)
 
+    print(f"# checked against NumPy before timing: {len(_checked)} routes agree", file=sys.stderr)
     load0 = os.getloadavg()[0]
     B.run()
     load1 = os.getloadavg()[0]

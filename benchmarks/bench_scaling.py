@@ -71,8 +71,23 @@ def _lif(v, current, drive):
     return jnp.where(fired, V_RESET, v), fired
 
 
+def reference_current(w, i, p, spikes, n):
+    """The input current of one step by NumPy (float64), and the float32 error bound of a
+    sum of each element's terms in any order: (terms - 1) * 2^-24 * sum |w| per element."""
+    rows = np.flatnonzero(spikes)
+    syn = np.concatenate([np.arange(p[r], p[r + 1]) for r in rows]) if rows.size else np.zeros(0, int)
+    ref = np.zeros(n)
+    np.add.at(ref, i[syn], w[syn].astype(np.float64))
+    mag = np.zeros(n)
+    np.add.at(mag, i[syn], np.abs(w[syn]).astype(np.float64))
+    terms = np.bincount(i[syn], minlength=n)
+    return ref, np.maximum(terms - 1, 0) * 2.0**-24 * mag + 1e-30
+
+
 def build(n, k, steps, mesh, plain=False, split="rows"):
-    """A jitted function running ``steps`` steps; returns (fn, args)."""
+    """A jitted function running ``steps`` steps, its arguments, and a check: a function
+    returning how far (beyond the float32 bound) one step's input current lies from NumPy's
+    (<= 0 means it agrees)."""
     import jax
     import jax.numpy as jnp
     from jax.sharding import NamedSharding
@@ -81,8 +96,14 @@ def build(n, k, steps, mesh, plain=False, split="rows"):
     from tiarray.operators.sparse import event_csrmv as op
 
     w, i, p, drive = connectivity(n, k)
+    s_chk = np.random.default_rng(2).random(n) < 0.1  # 10 % of the neurons spike
+    ref, tol = reference_current(w, i, p, s_chk, n)
     if plain:
         wj, ij, pj, dj = (jnp.asarray(a) for a in (w, i, p, drive))
+
+        def check():
+            cur = np.asarray(op(wj, ij, pj, jnp.asarray(s_chk), shape=(n, n), transpose=True), np.float64)
+            return float(np.max(np.abs(cur - ref) - tol))
 
         def run(v, s):
             def step(c, _):
@@ -94,7 +115,7 @@ def build(n, k, steps, mesh, plain=False, split="rows"):
             return v, s, counts.sum()
 
         v0 = jnp.asarray(np.random.default_rng(1).uniform(0, 1, n).astype(np.float32))
-        return jax.jit(run), (v0, v0 > 2)
+        return jax.jit(run), (v0, v0 > 2), check
     d = len(mesh.devices.flat)
     cut = partition_csr_rows if split == "rows" else partition_csr_columns
     blocks = cut(w, i, p, shape=(n, n), parts=d).shard(mesh, "d")
@@ -119,8 +140,22 @@ def build(n, k, steps, mesh, plain=False, split="rows"):
     def put(a):
         return jax.make_array_from_callback(a.shape, split, lambda idx: a[idx])
 
+    def excess(w, i, p, s, r, t):
+        cur = block_csrmv(w, i, p, s, shape=(n, n), axis_name="d", transpose=True, op=op, **kw)
+        return jax.lax.pmax(jnp.max(jnp.abs(cur.astype(jnp.float32) - r) - t), "d")
+
+    probe = jax.jit(jax.shard_map(excess, mesh=mesh, in_specs=P("d"), out_specs=P()))
+    arrays = blocks.arrays()
+
+    def check():
+        # float32 on the device side: the bound is far above float32's rounding of ref
+        f32 = np.float32
+        return float(
+            probe(*arrays, put(s_chk), put(ref.astype(f32)), put((tol + 1e-7 * np.abs(ref)).astype(f32)))
+        )
+
     v0 = np.random.default_rng(1).uniform(0, 1, n).astype(np.float32)
-    return f, (*blocks.arrays(), put(drive), put(v0), put(v0 > 2))
+    return f, (*arrays, put(drive), put(v0), put(v0 > 2)), check
 
 
 def measure(fn, args, steps, repeats):
@@ -155,7 +190,8 @@ def worker(a):
         )
     devices = jax.devices()[: a.devices]
     mesh = jax.make_mesh((len(devices),), ("d",), devices=devices)
-    fn, args = build(a.neurons, a.degree, a.steps, mesh, plain=a.plain, split=a.split)
+    fn, args, check = build(a.neurons, a.degree, a.steps, mesh, plain=a.plain, split=a.split)
+    excess = check()  # before timing: the step's current agrees with NumPy's
     best, med, spikes = measure(fn, args, a.steps, a.repeats)
     if a.rank == 0:
         print(
@@ -167,6 +203,7 @@ def worker(a):
                     "rate": spikes / (a.neurons * a.steps),
                     "platform": devices[0].platform,
                     "device": str(devices[0].device_kind),
+                    "excess": excess,
                 }
             ),
             flush=True,
@@ -245,7 +282,13 @@ def run_config(a, d, n, plain=False, split="rows"):
             raise SystemExit(f"configuration d={d}, N={n} failed:\n{o[-3000:]}")
     for line in outs[0].splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[7:])
+            res = json.loads(line[7:])
+            if not res["excess"] <= 0:
+                raise SystemExit(
+                    f"configuration d={d}, N={n}: the step's input current differs from NumPy's by "
+                    f"{res['excess']:.3g} beyond the float32 bound"
+                )
+            return res
     raise SystemExit(f"no result from configuration d={d}, N={n}:\n{outs[0][-3000:]}")
 
 

@@ -64,10 +64,16 @@ def plot(spikes: np.ndarray, n_exc: int, dt: float, path: str, title: str) -> No
     t, idx = np.nonzero(spikes)
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     exc = idx < n_exc
-    ax1.plot(t[exc] * dt, idx[exc], ",", color="tab:red", label="excitatory")
-    ax1.plot(t[~exc] * dt, idx[~exc], ",", color="tab:blue", label="inhibitory")
+    ax1.plot(t[exc] * dt, idx[exc], ",", color="tab:red")
+    ax1.plot(t[~exc] * dt, idx[~exc], ",", color="tab:blue")
     ax1.set_ylabel("neuron")
     ax1.set_ylim(0, n)
+    # pixel markers are invisible in a legend: square proxies of the same colours
+    handles = [
+        plt.Line2D([], [], ls="", marker="s", color=c, label=lab)
+        for c, lab in (("tab:red", "excitatory"), ("tab:blue", "inhibitory"))
+    ]
+    ax1.legend(handles=handles, loc="upper right", framealpha=0.9)
     ax1.set_title(title)
     bin_steps = max(1, int(round(5.0 / dt)))  # 5 ms bins
     nb = steps // bin_steps

@@ -621,9 +621,12 @@ class Operator:
                     raise KernelSignatureError(
                         f"{name}: argument '{p.name}' has dtype {s.dtype.name}, which Taichi kernels cannot take"
                     )
+                _check_kernel_size(name, p.name, s)
                 array_sigs.append((s.dtype, len(s.shape), False))
                 if i < n_io:
                     nbytes += s.size * s.dtype.itemsize
+        for p, s in zip(self._params[n_io:], scratch[True]):
+            _check_kernel_size(name, p.name, s)
         for la in self._launchers.values():
             la.check(array_sigs)
         mode, decide = self._resolve_policy(sds, call_static)
@@ -760,6 +763,21 @@ _BY_UID: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 # (is_compiling, traced_call) once the torch adapter is loaded: torch.compile must not trace
 # the dispatch code (caches, locks), so Operator.__call__ hands traced calls over first.
 _TRACE_HOOK: list = [None]
+
+
+# Taichi indexes a kernel's arrays with 32-bit integers: with 2**31 elements or more a
+# kernel does not run at all (taichi 1.7 returns without launching) or its indices wrap.
+_MAX_KERNEL_ELEMENTS = 2**31 - 1
+
+
+def _check_kernel_size(op: str, arg: str, s) -> None:
+    """Refuse an array a Taichi kernel cannot address (complex arrays travel as real pairs)."""
+    n = s.size * (2 if s.dtype.kind == "c" else 1)
+    if n > _MAX_KERNEL_ELEMENTS:
+        raise ValueError(
+            f"{op}: argument '{arg}' has {s.size} elements (shape {s.shape}); a Taichi kernel's "
+            f"array holds at most {_MAX_KERNEL_ELEMENTS} elements (2**31 - 1: Taichi's indices are 32-bit)"
+        )
 
 
 def _load_torch_adapter():

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import zlib
 
 os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 
 import numpy as np  # noqa: E402
+
+
+def stable_rng(*key) -> np.random.Generator:
+    """A generator seeded from ``key``'s repr: the same in every process (``hash()`` of strings
+    is salted per process, so a failure seeded from it could not be reproduced)."""
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
 
 def random_csr(

@@ -67,6 +67,76 @@ def run(module: Path, tmp_dir: Path, *, env=None, timeout=900) -> tuple:
     return results, log
 
 
+def run_isolated(module: Path, tmp_dir: Path, *, env=None, timeout=900, max_crashes=50) -> tuple:
+    """Run ``module``'s tests in child pytest processes so that a crash is one failed test.
+
+    A child that dies (a segmentation fault, an abort) takes only the test it was running
+    with it: that test is reported as ``crashed`` with the child's output, and a new child
+    runs the tests not run yet (the ``_crash_log`` plugin records each test's start and
+    end, and deselects what already ran). Returns ``({function: [(case, outcome, text)]},
+    log)`` as :func:`run`.
+    """
+    import time
+
+    log_path, skip_path = tmp_dir / "crash.log", tmp_dir / "crash.skip"
+    results: dict = {}
+    done: list = []
+    logs = []
+    deadline = time.monotonic() + timeout
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    full_env["PYTHONPATH"] = os.pathsep.join([str(TESTS), full_env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    full_env.update(TIARRAY_CRASH_LOG=str(log_path), TIARRAY_CRASH_SKIP=str(skip_path))
+    for _child in range(max_crashes + 1):
+        skip_path.write_text("\n".join(done))
+        log_path.write_text("")
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(module),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "_crash_log",
+        ]
+        cmd += [f"--rootdir={TESTS.parent}"]
+        left = deadline - time.monotonic()
+        if left <= 0:
+            logs.append(f"timed out after {timeout} s")
+            break
+        try:
+            proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=left, cwd=_CWD)
+            out, code = proc.stdout + proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            out, code = out + f"\nchild pytest timed out after {timeout} s", "timeout"
+        logs.append(out[-6000:])
+        started = None
+        for line in log_path.read_text().splitlines():
+            kind, _, rest = line.partition(" ")
+            if kind == "START":
+                started = rest
+            elif kind == "END":
+                nodeid, outcome, text = (rest.split(" ", 2) + ["", ""])[:3]
+                name = nodeid.rsplit("::", 1)[-1]
+                results.setdefault(name.split("[", 1)[0], []).append(
+                    (name, outcome, text.replace("\\n", "\n"))
+                )
+                done.append(nodeid)
+                started = None
+        if started is None:  # the child finished (passed or failed) every test it ran
+            break
+        name = started.rsplit("::", 1)[-1]
+        why = f"the child process died in this test (exit {code}); its output:\n{out[-4000:]}"
+        results.setdefault(name.split("[", 1)[0], []).append((name, "crashed", why))
+        done.append(started)
+        if code == "timeout":
+            break
+    return results, "\n--- next child ---\n".join(logs)
+
+
 def check(results, log, name) -> None:
     """Assert that every case of the child's test function ``name`` ran and passed."""
     cases = results.get(name)

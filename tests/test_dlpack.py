@@ -121,3 +121,41 @@ def test_unsupported_dlpack_dtype():
 
     with pytest.raises(TypeError, match="lanes=4"):
         ta.from_dlpack(Producer())
+
+
+class _Producer:
+    """An array-like that exports a capsule made by NumPy (``__dlpack__`` + device)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kw):
+        return self.a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_imported_readonly_versioned_capsule_stays_readonly():
+    # NumPy exports a read-only array only as a versioned capsule with FLAG_READ_ONLY: the
+    # import must keep the flag (a TiArray that wrote into it would change the array)
+    x = np.arange(5.0)
+    x.flags.writeable = False
+    cap = x.__dlpack__(max_version=(1, 0))
+    m = _dlpack.DLManagedTensorVersioned.from_address(_managed(cap, b"dltensor_versioned"))
+    assert m.flags & _dlpack.FLAG_READ_ONLY  # the producer did set it
+    for t in (ta.asarray(cap), ta.from_dlpack(_Producer(x)), ta.asarray(_Producer(x))):
+        assert t.readonly
+        assert t.ptr == x.__array_interface__["data"][0]  # still zero-copy
+        with pytest.raises(ValueError, match="read-only"):
+            t[0] = 42.0
+        assert not np.asarray(t).flags.writeable
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def test_imported_writable_versioned_capsule_is_writable():
+    x = np.arange(3.0)
+    t = ta.from_dlpack(_Producer(x))
+    assert not t.readonly
+    t[1] = 7.0
+    assert x[1] == 7.0

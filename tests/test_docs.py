@@ -1,10 +1,13 @@
 """The documentation's code runs, and every public name has an API page.
 
 Each Markdown page's ```python blocks are executed in order in one namespace (a page is
-a tutorial). Pages whose code uses torch or jax carry those markers, so each nox
-session runs the pages it can.
+a tutorial). Pages whose code imports torch, jax or cupy carry those markers, so each nox
+session runs the pages it can. The markers come from the code's import statements, not
+from words: a framework named in a comment or a string must not move a page out of the
+sessions that can run it.
 """
 
+import ast
 import pathlib
 import re
 import runpy
@@ -17,14 +20,37 @@ DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
+def imported_frameworks(code: str) -> set:
+    """The frameworks (torch, jax, cupy) that ``code`` imports, at any depth of the code."""
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        found.update(n.split(".")[0] for n in names)
+    return found & FRAMEWORKS
+
+
+FRAMEWORKS = {"torch", "jax", "cupy"}
+
+
 def _pages():
     for page in sorted(DOCS.glob("*.md")):
         code = BLOCK.findall(page.read_text())
         if not code:
             continue
-        text = "\n".join(code)
-        marks = [getattr(pytest.mark, fw) for fw in ("torch", "jax", "cupy") if re.search(rf"\b{fw}\b", text)]
+        fws = imported_frameworks("\n".join(code))
+        marks = [getattr(pytest.mark, fw) for fw in sorted(fws)]
         yield pytest.param(page.name, code, marks=marks, id=page.stem)
+
+
+def test_framework_markers_follow_imports_not_words():
+    assert imported_frameworks("import numpy as np  # torch | jax | cupy work too\nx = 'cupy'") == set()
+    assert imported_frameworks("import jax.numpy as jnp\nfrom torch.utils import dlpack") == {"jax", "torch"}
+    assert imported_frameworks("def f():\n    import cupy\n") == {"cupy"}
 
 
 @pytest.mark.parametrize("name, blocks", list(_pages()))

@@ -260,3 +260,41 @@ def test_in_place_weight_updates_are_seen(csr):
     y0 = sp.event_csrmv(view, idx, ptr, e, shape=(6, 8))
     big *= 3
     np.testing.assert_allclose(sp.event_csrmv(view, idx, ptr, e, shape=(6, 8)), 3 * y0, rtol=1e-12)
+
+
+def test_remembered_results_do_not_outlive_their_checks(csr):
+    # issue 18: the validation cache was keyed on array identity and the shape tuple, so
+    # (5.0, 7) passed after (5, 7), and arrays changed in place kept a stale result
+    w, idx, ptr, _ = csr
+    e = np.ones(6, bool)
+    sp.event_csrmv(w, idx, ptr, e, shape=(6, 8), transpose=True)
+    with pytest.raises(TypeError, match=r"event_csrmv\(\): argument 'shape' must be a pair of ints"):
+        sp.event_csrmv(w, idx, ptr, e, shape=(6.0, 8), transpose=True)
+    with pytest.raises(TypeError, match="argument 'shape' must be a pair of ints"):
+        sp.event_csrmv(w, idx, ptr, e, shape=(6, 8.0), transpose=True)
+    # a NumPy array reshaped in place is checked again
+    w2 = w.copy()
+    sp.event_csrmv(w2, idx, ptr, e, shape=(6, 8), transpose=True)
+    w2.shape = (1, len(w))
+    with pytest.raises(ValueError, match="argument 'weights' must have shape"):
+        sp.event_csrmv(w2, idx, ptr, e, shape=(6, 8), transpose=True)
+
+
+def test_torch_arrays_changed_in_place_are_checked_again(torch, csr):
+    w, idx, ptr, dense = csr
+    tw, ti_, tp = torch.from_numpy(w.copy()), torch.from_numpy(idx.copy()), torch.from_numpy(ptr.copy())
+    e = torch.ones(6, dtype=torch.bool)
+    ref = dense.T @ np.ones(6)
+    np.testing.assert_allclose(sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True).numpy(), ref)
+    tp.resize_(5)  # indptr shorter than shape[0] + 1: a stale result would read past its end
+    with pytest.raises(ValueError, match=r"argument 'indptr' must have length shape\[0\] \+ 1 = 7, got 5"):
+        sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True)
+    tp.set_(torch.from_numpy(ptr.copy()))  # new storage: checked (and valid) again
+    np.testing.assert_allclose(sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True).numpy(), ref)
+    ti_[0] = 100  # an in-place write makes an index invalid: checked again
+    with pytest.raises(IndexError, match="column index 100 at position 0"):
+        sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True)
+    ti_[0] = int(idx[0])
+    tw.data = tw.data.to(torch.int32)  # a new dtype behind the same tensor object
+    with pytest.raises(TypeError, match="argument 'weights' must be float32 or float64"):
+        sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True)

@@ -5,10 +5,13 @@ Shapes and dtypes are always checked (they are known even under ``jax.jit`` and
 every column index lies in ``[0, n)``) are checked when they are concrete: NumPy, eager
 torch, eager JAX, CuPy and TiArray arrays, not tracers. Checking the values reads the
 whole connectivity, which costs more than an event-driven product itself, so the result
-is remembered for the pair of index arrays (by identity, for as long as both arrays
-live): a network's connectivity is checked once, not once per time step. Arrays mutated
-in place after their first use are not re-checked; the kernels bounds-check every access
-regardless, so invalid values give wrong numbers, never an out-of-bounds access.
+is remembered for the pair of index arrays (by identity, for as long as both arrays live,
+and together with what may change about them in place: a torch tensor's shape, dtype,
+storage and version counter, a NumPy array's shape and strides; see ``_xp.stamp``): a
+network's connectivity is checked once, not once per time step. A torch tensor written,
+resized or given new storage in place is checked again; values written into a NumPy array
+in place are not re-checked, but the kernels bounds-check every access regardless, so
+invalid values give wrong numbers, never an out-of-bounds access.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ _F32, _F64, _BOOL = _dtypes.float32, _dtypes.float64, _dtypes.bool
 _FLOATS = (_F32, _F64)
 _INTS = (_dtypes.int32, _dtypes.int64)
 
-# (id(indices), id(indptr), n_cols) -> (weakref(indices), weakref(indptr))
+# (id(indices), id(indptr), n_cols) -> (weakref(indices), weakref(indptr), stamps)
 _checked: dict = {}
 _MAX_CHECKED = 256
 
@@ -123,7 +126,8 @@ def _weights(func: str, weights, nnz: int, like_dtype, like):
 def _check_values(func: str, indices, indptr, n_cols: int) -> None:
     key = (id(indices), id(indptr), n_cols)
     hit = _checked.get(key)
-    if hit is not None and hit[0]() is indices and hit[1]() is indptr:
+    stamps = (_xp.stamp(indices), _xp.stamp(indptr))
+    if hit is not None and hit[0]() is indices and hit[1]() is indptr and hit[2] == stamps:
         return
     hi_ = _xp.host(indices)
     hp = _xp.host(indptr)
@@ -153,7 +157,7 @@ def _check_values(func: str, indices, indptr, n_cols: int) -> None:
                 f"outside [0, {n_cols}) (the matrix has {n_cols} columns)"
             )
     try:
-        refs = (weakref.ref(indices), weakref.ref(indptr))
+        refs = (weakref.ref(indices), weakref.ref(indptr), stamps)
     except TypeError:  # not weak-referenceable: checked again next time
         return
     if len(_checked) >= _MAX_CHECKED:
@@ -161,7 +165,7 @@ def _check_values(func: str, indices, indptr, n_cols: int) -> None:
     _checked[key] = refs
 
 
-# (id(weights), id(indices), id(indptr), shape, check_values, like dtype) -> (weakrefs..., result)
+# (id(weights), id(indices), id(indptr), (m, n), check_values) -> (weakrefs..., stamps, result)
 _fast: dict = {}
 
 
@@ -170,20 +174,26 @@ def csr(func: str, weights, indices, indptr, shape, *, like_dtype=None, like=Non
 
     ``like`` (an operand of the call) gives the framework and device of a weight given as
     a Python number, ``like_dtype`` its dtype. The result for a triple of arrays is
-    remembered (by identity, while they live): a simulation calls the same operator on
-    the same connectivity every step.
+    remembered (by identity, while they live, with what may change about them in place:
+    ``_xp.stamp``): a simulation calls the same operator on the same connectivity every step.
+    ``shape`` is checked on every call (a remembered result must not stand for a shape
+    like ``(5.0, 7)`` that equals a valid one).
     """
+    m, n = shape2(func, shape)
     key = None
     if not is_py_number(weights):
-        try:
-            key = (id(weights), id(indices), id(indptr), shape, check_values)
-            hit = _fast.get(key)
-        except TypeError:  # unhashable shape: the slow path reports it
-            key = hit = None
-        if hit is not None and hit[0]() is weights and hit[1]() is indices and hit[2]() is indptr:
-            return hit[3]
+        key = (id(weights), id(indices), id(indptr), m, n, check_values)
+        hit = _fast.get(key)
+        if (
+            hit is not None
+            and hit[0]() is weights
+            and hit[1]() is indices
+            and hit[2]() is indptr
+            and hit[3] == (_xp.stamp(weights), _xp.stamp(indices), _xp.stamp(indptr))
+        ):
+            return hit[4]
     res = _csr_slow(
-        func, weights, indices, indptr, shape, like_dtype=like_dtype, like=like, check_values=check_values
+        func, weights, indices, indptr, (m, n), like_dtype=like_dtype, like=like, check_values=check_values
     )
     # remember only results that are the inputs themselves (a reshaped weight aside): no
     # converting copies, so in-place updates of the caller's arrays (plasticity) are seen
@@ -191,7 +201,8 @@ def csr(func: str, weights, indices, indptr, shape, *, like_dtype=None, like=Non
         w = res[0]
         if w is weights or tuple(weights.shape) == (1,):
             try:
-                entry = (weakref.ref(weights), weakref.ref(indices), weakref.ref(indptr), res)
+                stamps = (_xp.stamp(weights), _xp.stamp(indices), _xp.stamp(indptr))
+                entry = (weakref.ref(weights), weakref.ref(indices), weakref.ref(indptr), stamps, res)
             except TypeError:
                 return res
             if len(_fast) >= _MAX_CHECKED:

@@ -28,6 +28,7 @@ __all__ = [
     "host",
     "from_numpy",
     "is_traced",
+    "stamp",
 ]
 
 
@@ -224,3 +225,18 @@ def cumsum(x):
 
         return jnp.cumsum(x)
     return np.cumsum(x)
+
+
+def stamp(x):
+    """What may change about an array object in place, so that a result remembered for it
+    can be checked before reuse: torch tensors change shape, dtype, storage and values in
+    place (``resize_``, ``set_``, ``.data = ...``; in-place writes bump ``_version``); NumPy
+    and CuPy arrays their shape and strides (``a.shape = ...``, ``resize``; value writes are
+    not seen, and the kernels clamp every index regardless); JAX arrays and TiArrays do not
+    change."""
+    fw = framework_of(x)
+    if fw == "torch":
+        return (x.shape, x.dtype, x.data_ptr(), x._version)
+    if fw in ("numpy", "cupy"):
+        return (x.shape, x.strides, x.dtype)
+    return None
