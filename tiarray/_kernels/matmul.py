@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from .. import _dtypes, _launch, _runtime
+from .. import _backend, _dtypes, _launch, _runtime
 from .._array_object import TiArray
 from .._backend import ti
 from .._launch import IEEE, Launcher
@@ -419,7 +419,7 @@ def packed(a: TiArray, b: TiArray, c_ptr: int, c_nvec: int, ldc: int, aoffs, bof
 
     cplx = ct.kind == "c"
     rct = _dtypes.finfo_dtype(ct)
-    fam = family(_dtypes.taichi_type(rct).to_string())
+    fam = family(_backend.type_name(_dtypes.taichi_type(rct)))
     MR, NR = fam.MR, fam.NR
     Mr, Kr = (2 * M, 2 * K) if cplx else (M, K)
     nib = -(-Mr // MR)
@@ -467,7 +467,7 @@ def packed(a: TiArray, b: TiArray, c_ptr: int, c_nvec: int, ldc: int, aoffs, bof
 
 def blocking(ct: _dtypes.DType) -> tuple:
     rct = _dtypes.finfo_dtype(ct)
-    return _BLOCKING[_dtypes.taichi_type(rct).to_string()]
+    return _BLOCKING[_backend.type_name(_dtypes.taichi_type(rct))]
 
 
 # ----------------------------------------------------------------------------- long dot products
