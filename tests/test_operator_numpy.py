@@ -127,6 +127,7 @@ def test_array_api_strict_in_array_api_strict_out():
     # arrays known by the array API and DLPack only come back in their own namespace (an
     # Operator refused them before)
     import array_api_strict as xp  # a test dependency: installed in every session
+
     x = rng.standard_normal(16).astype(np.float32)
     y = rng.standard_normal(16).astype(np.float32)
     strict_array = type(xp.asarray(0))  # array-api-strict 2.6 does not export its Array class
