@@ -101,11 +101,15 @@ def docs(session):
 
 @nox.session(python=PY)
 def examples(session):
-    """Run every example script (each runs on a CPU in under a minute)."""
+    """Run every example script (each runs on a CPU in under a minute), and the network
+    benchmark's smoke run, which fails when a row's rates are not finite, implausible or
+    disagree with tiarray's (its peers, brainevent and Brian2, need Python >= 3.12 and
+    are not run here)."""
     session.install(*C, ".[torch,jax,examples]")
     for script in sorted(os.listdir("examples")):
         if script.endswith(".py") and not script.startswith("_"):
             session.run("python", f"examples/{script}", "--quick", env={**ENV, "MPLBACKEND": "Agg"})
+    session.run("python", "benchmarks/bench_network.py", "--quick", env={**ENV, "MPLBACKEND": "Agg"})
 
 
 @nox.session(python=PY)

@@ -16,7 +16,8 @@ saves a spike raster with the population rate as a PNG.
 
 Parameters, connectivity and plotting live in ``examples/_ei_common.py`` (shared with the
 PyTorch version); ``init_state``, ``make_step`` and ``simulate`` here are reused by
-``examples/ei_network_sharded.py``.
+``examples/ei_network_sharded.py``, ``state_from`` and ``make_step`` by
+``benchmarks/bench_network.py``.
 """
 
 import argparse
@@ -38,7 +39,13 @@ from _ei_common import Params, build_connectivity, plot, rates_hz  # noqa: E402
 
 def init_state(n: int, key, p: Params):
     """Membrane potentials around -55 mV, no synaptic input, no refractoriness."""
-    v = -55.0 + 2.0 * jax.random.normal(key, (n,), jnp.float32)
+    return state_from(-55.0 + 2.0 * jax.random.normal(key, (n,), jnp.float32))
+
+
+def state_from(v):
+    """The state of ``make_step`` at time 0 from membrane potentials ``v`` (float32, mV)."""
+    v = jnp.asarray(v, jnp.float32)
+    n = v.shape[0]
     z = jnp.zeros(n, jnp.float32)
     return (v, z, z, jnp.full(n, -1e7, jnp.float32), jnp.float32(0.0))
 

@@ -24,25 +24,37 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _ei_common import Params, build_connectivity, plot, rates_hz  # noqa: E402
 
 
-@torch.no_grad()
 def simulate(p: Params, n: int, duration_ms: float, seed: int = 0):
     n_exc, conn_e, conn_i = build_connectivity(n, seed=seed + 42)
-    (ind_e, ptr_e), (ind_i, ptr_i) = ([torch.from_numpy(a) for a in c] for c in (conn_e, conn_i))
     steps = int(round(duration_ms / p.dt))
     gen = torch.Generator().manual_seed(seed)
     v = -55.0 + 2.0 * torch.randn(n, generator=gen)
+    spikes = torch.zeros(steps, n, dtype=torch.bool)
+    run_s = run(p, n_exc, conn_e, conn_i, v, steps, spikes.__setitem__)
+    return spikes.numpy(), n_exc, run_s
+
+
+@torch.no_grad()
+def run(p: Params, n_exc: int, conn_e, conn_i, v, steps: int, record) -> float:
+    """``steps`` steps from membrane potentials ``v`` (a float32 tensor, mV).
+
+    ``conn_e``, ``conn_i``: ``(indices, indptr)`` NumPy arrays of ``build_connectivity``;
+    ``record(k, spike)`` gets each step's spikes. Returns the wall time of the loop (s).
+    ``benchmarks/bench_network.py`` times this loop.
+    """
+    n = v.shape[0]
+    (ind_e, ptr_e), (ind_i, ptr_i) = ([torch.from_numpy(a) for a in c] for c in (conn_e, conn_i))
     ge = torch.zeros(n)
     gi = torch.zeros(n)
     t_last = torch.full((n,), -1e7)
     w_e = torch.tensor(p.w_e, dtype=torch.float32)
     w_i = torch.tensor(p.w_i, dtype=torch.float32)
     decay_e, decay_i = math.exp(-p.dt / p.tau_e), math.exp(-p.dt / p.tau_i)
-    spikes = torch.zeros(steps, n, dtype=torch.bool)
     t0 = time.perf_counter()
     for k in range(steps):
         t = k * p.dt
         spike = v >= p.v_th
-        spikes[k] = spike
+        record(k, spike)
         v = torch.where(spike, p.v_reset, v)
         t_last = torch.where(spike, t, t_last)
         ge += top.event_csrmv(w_e, ind_e, ptr_e, spike[:n_exc], shape=(n_exc, n), transpose=True)
@@ -55,8 +67,7 @@ def simulate(p: Params, n: int, duration_ms: float, seed: int = 0):
             current = ge + gi + p.i_ext
         refractory = (t - t_last) < p.tau_ref
         v = torch.where(refractory, v, v + p.dt * (p.v_rest - v + current) / p.tau)
-    run_s = time.perf_counter() - t0
-    return spikes.numpy(), n_exc, run_s
+    return time.perf_counter() - t0
 
 
 def main(argv=None) -> int:

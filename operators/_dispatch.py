@@ -25,6 +25,7 @@ _ADAPTER_MODULES = {
     "jax": "jax",
     "torch": "torch",
     "cupy": "cupy",
+    "array_api_strict": "dlpack",  # through DLPack both ways, results of the caller's namespace
 }
 _adapters: dict = {}
 _MISSING = object()
@@ -62,11 +63,6 @@ def framework_of_call(op, args) -> str:
                 f"{op.name}: the arguments mix arrays of two frameworks, {fw} and {f}; convert them to "
                 "one framework first (e.g. with tiarray.asarray / the framework's from_dlpack, zero-copy)"
             )
-    if fw == "array_api_strict":
-        raise TypeError(
-            f"{op.name}: array-api-strict arrays are not supported by Operators; convert them with "
-            "tiarray.asarray (zero-copy) to get TiArray results"
-        )
     return fw or "numpy"
 
 

@@ -123,6 +123,22 @@ def test_tiarray_in_tiarray_out():
     np.testing.assert_array_equal(np.asarray(b), np.arange(3.0) ** 2)
 
 
+def test_array_api_strict_in_array_api_strict_out():
+    # arrays known by the array API and DLPack only come back in their own namespace (an
+    # Operator refused them before)
+    import array_api_strict as xp  # a test dependency: installed in every session
+
+    x = rng.standard_normal(16).astype(np.float32)
+    y = rng.standard_normal(16).astype(np.float32)
+    strict_array = type(xp.asarray(0))  # array-api-strict 2.6 does not export its Array class
+    out = axpy(2.0, xp.asarray(x), xp.asarray(y))
+    assert isinstance(out, strict_array) and out.dtype == xp.float32
+    np.testing.assert_allclose(np.from_dlpack(out), axpy_ref(2.0, x, y), rtol=1e-6)
+    a, b = split(xp.asarray(np.arange(3.0)))
+    assert isinstance(a, strict_array) and isinstance(b, strict_array)
+    np.testing.assert_array_equal(np.from_dlpack(b), np.arange(3.0) ** 2)
+
+
 # ----------------------------------------------------------------------------- errors
 
 

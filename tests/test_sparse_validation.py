@@ -298,3 +298,24 @@ def test_torch_arrays_changed_in_place_are_checked_again(torch, csr):
     tw.data = tw.data.to(torch.int32)  # a new dtype behind the same tensor object
     with pytest.raises(TypeError, match="argument 'weights' must be float32 or float64"):
         sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True)
+
+
+def test_non_arrays_get_errors_naming_the_argument(csr):
+    w, idx, ptr, dense = csr
+    e = np.ones(6, bool)
+    with pytest.raises(TypeError, match=r"event_csrmv\(\): argument 'events' must be an array, got None"):
+        sp.event_csrmv(w, idx, ptr, None, shape=(6, 8), transpose=True)
+    with pytest.raises(
+        TypeError, match=r"argument 'events' must be an array of numbers or bools, got list holding str"
+    ):
+        sp.event_csrmv(w, idx, ptr, ["a"] * 6, shape=(6, 8), transpose=True)
+    with pytest.raises(
+        TypeError, match=r"argument 'weights' must be an array of numbers or bools, got list holding dict"
+    ):
+        sp.event_csrmv([{}] * len(idx), idx, ptr, e, shape=(6, 8), transpose=True)
+    # lists are arrays like NumPy's, for weights as for indices and events (it raised
+    # AttributeError for list weights)
+    got = sp.event_csrmv(w.tolist(), idx.tolist(), ptr.tolist(), e.tolist(), shape=(6, 8), transpose=True)
+    np.testing.assert_allclose(got, dense.T @ np.ones(6))
+    got = sp.event_csrmv(w.tolist(), idx, ptr, e, shape=(6, 8), transpose=True)  # twice: the cache path
+    np.testing.assert_allclose(got, dense.T @ np.ones(6))

@@ -37,8 +37,11 @@ def _classify(x) -> str | None:
     if cupy is not None and isinstance(x, cupy.ndarray):
         return "cupy"
     strict = mods.get("array_api_strict")
-    if strict is not None and isinstance(x, getattr(strict, "Array", ())):
-        return "array_api_strict"
+    if strict is not None:
+        # array-api-strict 2.6 no longer exports its Array class at the top level
+        cls = getattr(strict, "Array", None) or getattr(getattr(strict, "_array_object", None), "Array", None)
+        if cls is not None and isinstance(x, cls):
+            return "array_api_strict"
     if isinstance(x, Ndarray):
         return "taichi"
     return None

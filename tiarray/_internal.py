@@ -16,7 +16,7 @@ Data types and checks
     ``dtypes`` (the module :mod:`tiarray._dtypes`), ``check_bool``.
 Memory and interchange
     ``TiArray``, ``empty_owned``, ``copy_array``, ``view_of``, ``numpy_data_ptr``,
-    ``asarray``, ``framework_of``, ``is_jax_tracer``, ``cuda`` (:mod:`tiarray._cuda`).
+    ``asarray``, ``from_dlpack``, ``framework_of``, ``is_jax_tracer``, ``cuda`` (:mod:`tiarray._cuda`).
 Launcher (:mod:`tiarray._launch`)
     ``Launcher``, ``KernelSignatureError``, ``IEEE``, ``launch_lock`` and the kernel
     parameter kinds ``P_ARRAY``, ``P_FLOAT``, ``P_INT``, ``P_UINT``, ``P_TEMPLATE``.
@@ -31,7 +31,7 @@ from ._backend import compiling_for_gpu, element_type, materialize, ti, type_nam
 from ._buffer import empty_owned
 from ._detect import framework_of, is_jax_tracer
 from ._foreign import numpy_data_ptr, view_of
-from ._interchange import asarray
+from ._interchange import asarray, from_dlpack
 from ._kernels.copy import copy_array
 from ._launch import _P_ARRAY as P_ARRAY
 from ._launch import _P_FLOAT as P_FLOAT
@@ -47,7 +47,7 @@ __all__ = [
     "ti", "type_name", "element_type", "compiling_for_gpu", "materialize",
     "program", "CACHES", "ensure_init", "register_cache", "current_device", "is_cpu", "cpu_workers",
     "dtypes", "check_bool",
-    "TiArray", "empty_owned", "copy_array", "view_of", "numpy_data_ptr", "asarray", "framework_of",
+    "TiArray", "empty_owned", "copy_array", "view_of", "numpy_data_ptr", "asarray", "from_dlpack", "framework_of",
     "is_jax_tracer", "cuda",
     "Launcher", "KernelSignatureError", "IEEE", "launch_lock", "P_ARRAY", "P_FLOAT", "P_INT", "P_UINT", "P_TEMPLATE",
 ]  # fmt: skip

@@ -68,12 +68,21 @@ def as_array(func: str, name: str, x):
         return x
     if fw == "taichi":
         return asarray(x)
+    if x is None:
+        raise TypeError(f"{func}(): argument '{name}' must be an array, got None")
     try:
-        return np.asarray(x)
+        a = np.asarray(x)
     except Exception as e:
         raise TypeError(
             f"{func}(): argument '{name}' must be an array, got {type(x).__name__}: {e}"
         ) from None
+    if _dtypes.from_numpy_dtype(a.dtype) is None:
+        held = type(a.flat[0]).__name__ if a.size else a.dtype
+        raise TypeError(
+            f"{func}(): argument '{name}' must be an array of numbers or bools, got {type(x).__name__} "
+            f"holding {held}"
+        )
+    return a
 
 
 def _dtype(func, name, a) -> _dtypes.DType:
@@ -197,7 +206,13 @@ def csr(func: str, weights, indices, indptr, shape, *, like_dtype=None, like=Non
     )
     # remember only results that are the inputs themselves (a reshaped weight aside): no
     # converting copies, so in-place updates of the caller's arrays (plasticity) are seen
-    if key is not None and res[1] is indices and res[2] is indptr and not _xp.is_traced(weights):
+    if (
+        key is not None
+        and res[1] is indices
+        and res[2] is indptr
+        and framework_of(weights) is not None  # an array, not a list converted by the check
+        and not _xp.is_traced(weights)
+    ):
         w = res[0]
         if w is weights or tuple(weights.shape) == (1,):
             try:
