@@ -903,7 +903,7 @@ def test_zero_size_and_zero_dim():
 # ============================================================================= completeness
 
 # The standard's element-wise section (2024.12), which the kernel tables must cover exactly;
-# tests/test_namespace.py checks the namespace as a whole against array-api-strict.
+# tests/array_api/test_namespace.py checks the namespace as a whole against array-api-strict.
 STANDARD_ELEMENTWISE = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
     "bitwise_left_shift", "bitwise_invert", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
