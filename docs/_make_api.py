@@ -22,7 +22,7 @@ SECTIONS = [
     ("Runtime and devices", ["tiarray._runtime", "tiarray._info"]),
     ("Operators (registering Taichi kernels)", ["tiarray.operators._operator"]),
     ("Kernel launcher (low level)", ["tiarray._launch"]),
-    ("Creation functions", ["tiarray._interop", "tiarray._creation_functions"]),
+    ("Creation functions", ["tiarray._interchange", "tiarray._creation_functions"]),
     ("Data type functions", ["tiarray._dtypes", "tiarray._data_type_functions"]),
     ("Element-wise functions", ["tiarray"]),
     ("Indexing functions", ["tiarray._indexing_functions"]),
@@ -33,7 +33,7 @@ SECTIONS = [
     ("Sorting functions", ["tiarray._sorting_functions"]),
     ("Statistical functions", ["tiarray._statistical_functions"]),
     ("Utility functions", ["tiarray._utility_functions"]),
-    ("Exceptions", ["tiarray._reductions"]),
+    ("Exceptions", ["tiarray._validate"]),
 ]
 
 CONSTANTS = {

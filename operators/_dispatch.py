@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 
-from tiarray._detect import framework_of
+from tiarray._internal import framework_of
 
 __all__ = ["dispatch"]
 

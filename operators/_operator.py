@@ -30,8 +30,11 @@ import sys
 import threading
 import weakref
 
-from tiarray import _dtypes
-from tiarray._launch import _P_ARRAY, _P_FLOAT, _P_INT, _P_TEMPLATE, _P_UINT, KernelSignatureError, Launcher
+from tiarray import _internal as _core
+from tiarray._internal import P_ARRAY as _P_ARRAY
+from tiarray._internal import P_TEMPLATE as _P_TEMPLATE
+from tiarray._internal import KernelSignatureError, Launcher
+from tiarray._internal import dtypes as _dtypes
 
 from ._partition import PartitionRule
 
@@ -170,9 +173,7 @@ _SCALAR_DTYPES = {
 
 
 def _scalar_dtype(anno) -> _dtypes.DType:
-    from taichi.lang.util import cook_dtype
-
-    name = cook_dtype(anno).to_string()
+    name = _core.type_name(anno)
     d = _SCALAR_DTYPES.get(name)
     if d is None:  # pragma: no cover - every Taichi primitive type is listed
         raise KernelSignatureError(f"scalar kernel parameter of Taichi type {name} is not supported")
@@ -416,7 +417,8 @@ class Operator:
             else PartitionRule(name, partition, self._params, scratch=scratch is not None)
         )
         self._resolved: dict = {}
-        self._plans: dict = {}  # adapters' per-call caches
+        self._plans: dict = {}  # adapters' per-call caches (per program)
+        _core.register_cache(self._forget_plans)
         self._lock = threading.RLock()
         self._adapter_state: dict = {}  # per framework: primitives, torch ops ...
         self._uid = next(_UIDS)
@@ -439,6 +441,10 @@ class Operator:
 
     def __repr__(self) -> str:
         return f"<tiarray.Operator '{self.name}'>"
+
+    def _forget_plans(self) -> None:
+        """The registry's clear hook: the plans hold specs compiled for the old program."""
+        self._plans.clear()
 
     # ------------------------------------------------------------------ calling
 
@@ -805,7 +811,3 @@ def _check_hashable(name, k, v):
             f"{name}: static parameter '{k}' must be hashable (static parameters select a compiled "
             f"specialisation), got {type(v).__name__} {v!r}; use a tuple instead of a list"
         ) from None
-
-
-def _is_scalar_kind(kind) -> bool:
-    return kind in (_P_FLOAT, _P_INT, _P_UINT)

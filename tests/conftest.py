@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 
 # Every hypothesis test follows the loaded profile's max_examples (kernels compile on first
 # use, so no deadline). ci: derandomized, for CI and nox; dev: quick; thorough: a local
-# search for bugs (HYPOTHESIS_PROFILE=thorough pytest tests/test_x.py).
+# search for bugs (HYPOTHESIS_PROFILE=thorough pytest tests/<area>/test_x.py).
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 settings.register_profile(
     "ci", max_examples=25, deadline=None, suppress_health_check=_QUIET, derandomize=True
@@ -40,7 +40,9 @@ if os.environ.get("TIARRAY_TEST_INSTALLED"):
 # Test modules written for one framework import it at the top; where the framework is
 # not installed they are not collected at all (and their marker keeps them out of other
 # sessions' selections), rather than reported as skipped.
-collect_ignore = [f"test_operator_{fw}.py" for fw in FRAMEWORKS if importlib.util.find_spec(fw) is None]
+collect_ignore = [
+    f"operators/test_operator_{fw}.py" for fw in FRAMEWORKS if importlib.util.find_spec(fw) is None
+]
 
 
 def pytest_collection_modifyitems(config, items):

@@ -9,11 +9,15 @@
 
 from __future__ import annotations
 
+import sys as _sys
+
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
 
-from . import _runtime  # noqa: F401, I001  (sets Taichi's environment before it is imported)
+from . import _backend  # noqa: F401, I001  (sets Taichi's environment before it is imported)
 from ._runtime import Device, init, is_initialized
+from . import _threads  # noqa: F401  (prepares Taichi's CPU workers for each program)
+from . import _indexing, _interchange  # noqa: F401  (attach TiArray's indexing, __dlpack__, to_device)
 from ._array_object import TiArray
 from ._dtypes import (
     DType,
@@ -60,7 +64,6 @@ from ._elementwise_functions import (
     maximum, minimum, multiply, negative, nextafter, not_equal, positive, pow, real,
     reciprocal, remainder, round, sign, signbit, sin, sinh, square, sqrt, subtract, tan,
     tanh, trunc, where,
-    _binary_operator as _binary_operator, _inplace_operator as _inplace_operator,
 )  # fmt: skip
 from ._data_type_functions import astype, can_cast, finfo, iinfo, result_type
 from ._creation_functions import arange, linspace, eye, meshgrid, tril, triu
@@ -106,7 +109,6 @@ __all__ = [
 ]  # fmt: skip
 
 # --- statistical, searching, sorting, set and utility functions (api-reductions) -------
-from ._reductions import AxisError
 from ._searching_functions import argmax, argmin, count_nonzero, nonzero, searchsorted
 from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
 from ._sorting_functions import argsort, sort
@@ -122,6 +124,7 @@ from ._statistical_functions import (
     var,
 )
 from ._utility_functions import all, any, diff
+from ._validate import AxisError
 
 __all__ += [
     # statistical
@@ -167,3 +170,9 @@ __all__ += [
     "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
 ]  # fmt: skip
 # ---- end api-manipulation ----
+
+from . import _array_object as _ao  # noqa: E402
+from ._array_operators import _binary_operator, _inplace_operator  # noqa: E402, F401  (attaches the dunders)
+
+_ao.attach_namespace(_sys.modules[__name__])  # TiArray.__array_namespace__() returns this module
+del _ao

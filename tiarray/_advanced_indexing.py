@@ -26,8 +26,10 @@ import numpy as np
 
 from . import _dtypes
 from ._array_object import TiArray, c_strides
-from ._interop import asarray, copy_array, copy_into, empty_owned
+from ._buffer import empty_owned
+from ._interchange import asarray
 from ._kernels import gather as _g
+from ._kernels.copy import copy_array, copy_into
 from ._views import broadcast_shapes, broadcast_view, collapse
 
 __all__ = ["getitem_advanced", "setitem_advanced"]
@@ -513,10 +515,8 @@ def setitem_advanced(x: TiArray, key, value) -> None:
     values lands is unspecified (as in the standard).
     """
     func = _SET
-    from ._indexing import _as_value
-
     plan = _plan(x, key, func)
-    v = _as_value(value, x, "TiArray.__setitem__")
+    v = as_value(value, x, "TiArray.__setitem__")
     if v._dtype is not x._dtype or _overlaps(v, x):
         v = copy_array(v, x._dtype)
     factor, extra = _bits_layout(x._dtype)
@@ -629,3 +629,27 @@ def _flat_stride(bshape: tuple, bst: tuple):
         else:
             acc = t * s
     return 0 if st is None else st
+
+
+def as_value(value, x: TiArray, func: str) -> TiArray:
+    """The right-hand side of an assignment as a TiArray on ``x``'s device."""
+    if isinstance(value, (bool, int, float, complex)):
+        if isinstance(value, complex) and x._dtype.kind != "c":
+            raise TypeError(f"{func}: cannot assign a complex value to a {x._dtype.name} array")
+        if isinstance(value, float) and x._dtype.kind in "biu":
+            raise TypeError(f"{func}: cannot assign a float value to a {x._dtype.name} array")
+        return asarray(value, dtype=x._dtype, device=x._device)
+    v = asarray(value)
+    if v._device != x._device:
+        v = v.to_device(x._device)
+    if v._dtype is not x._dtype:
+        try:
+            r = _dtypes.promote(x._dtype, v._dtype)
+        except TypeError:
+            r = None
+        if r is not x._dtype:
+            raise TypeError(
+                f"{func}: cannot assign {v._dtype.name} values to a {x._dtype.name} array without "
+                "losing information; use astype first"
+            )
+    return v

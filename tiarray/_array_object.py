@@ -13,11 +13,10 @@ TiArray never subclasses a framework's array and is never constructed directly: 
 from __future__ import annotations
 
 import operator
-import sys
 
 import numpy as np
 
-from . import _dtypes, _runtime
+from . import _dtypes
 from ._runtime import Device
 
 __all__ = ["TiArray"]
@@ -33,6 +32,13 @@ class _ArrayInterface:
     def __init__(self, iface, owner):
         self.__array_interface__ = iface
         self._owner = owner
+
+
+_NAMESPACE: list = [None]  # the tiarray module (set by tiarray/__init__ once it is complete)
+
+
+def attach_namespace(module) -> None:
+    _NAMESPACE[0] = module
 
 
 _C_STRIDES: dict = {}
@@ -229,39 +235,11 @@ class TiArray:
                 f"TiArray.__array_namespace__(): unsupported api_version {api_version!r}; "
                 f"supported: {', '.join(_API_VERSIONS)}"
             )
-        import tiarray
-
-        return tiarray
+        return _NAMESPACE[0]
 
     def __dlpack_device__(self) -> tuple:
         """``(device_type, device_id)`` as DLPack (1 = CPU, 2 = CUDA)."""
         return self._device.dlpack
-
-    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """Export as a DLPack capsule (versioned when ``max_version >= (1, 0)``, else legacy).
-
-        Parameters
-        ----------
-        stream : int or None
-            CPU: must be ``None``. CUDA: the consumer's stream (``None`` or ``1`` the
-            legacy default stream, ``2`` the per-thread default stream, ``-1`` no
-            synchronisation, another int a ``cudaStream_t``); the data is made ready on it.
-        max_version : tuple of int, optional
-            The highest DLPack version the consumer understands.
-        dl_device : tuple, optional
-            The device the consumer wants the data on; a different device needs ``copy``.
-        copy : bool, optional
-            ``True`` exports a copy, ``False`` never copies (``BufferError`` if one is needed).
-
-        Raises
-        ------
-        BufferError
-            If the array cannot be exported as asked (device needs a copy and
-            ``copy=False``, a stream on the CPU, ``bfloat16`` to a legacy consumer ...).
-        """
-        from ._interop import export_dlpack
-
-        return export_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def _numpy_view(self) -> np.ndarray:
         """A NumPy array on the same memory (CPU only)."""
@@ -312,15 +290,6 @@ class TiArray:
         if self._device.kind == "cpu":
             return self._numpy_view()
         return self.to_device("cpu")._numpy_view()
-
-    def to_device(self, device, /, *, stream=None) -> TiArray:
-        """This array on ``device``: itself if it is there already, else a copy."""
-        dev = _runtime.get_device(device, func="to_device")
-        if dev == self._device:
-            return self
-        from ._interop import copy_to_device
-
-        return copy_to_device(self, dev, stream=stream)
 
     # ------------------------------------------------------------------ Python protocols
 
@@ -385,82 +354,10 @@ class TiArray:
             raise TypeError(f"only integer TiArrays can be used as an index, got dtype {self._dtype.name}")
         return operator.index(self._scalar("index"))
 
-    # ------------------------------------------------------------------ indexing
-
-    def __getitem__(self, key):
-        from ._indexing import getitem
-
-        return getitem(self, key)
-
-    def __setitem__(self, key, value):
-        from ._indexing import setitem
-
-        setitem(self, key, value)
+    # Attached by the layers that implement them (they need copies, kernels, the namespace):
+    # __dlpack__ and to_device (tiarray._interchange), __getitem__ and __setitem__
+    # (tiarray._indexing), the arithmetic, comparison and bitwise dunders
+    # (tiarray._array_operators), __array_namespace__'s namespace (tiarray/__init__).
 
 
-def _install_operators():
-    """Arithmetic, comparison and bitwise dunders, each calling the namespace function."""
-    binary = {
-        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-        "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "matmul": "matmul",
-        "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-        "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
-    }  # fmt: skip
-    compare = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
-               "eq": "equal", "ne": "not_equal"}  # fmt: skip
-    unary = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}
-
-    def ns():
-        return sys.modules["tiarray"]
-
-    def make_binary(fname):
-        def op(self, other):
-            return ns()._binary_operator(fname, self, other, reflected=False)
-
-        def rop(self, other):
-            return ns()._binary_operator(fname, self, other, reflected=True)
-
-        def iop(self, other):
-            return ns()._inplace_operator(fname, self, other)
-
-        return op, rop, iop
-
-    for d, fname in binary.items():
-        op, rop, iop = make_binary(fname)
-        for name, f in ((f"__{d}__", op), (f"__r{d}__", rop), (f"__i{d}__", iop)):
-            f.__name__ = name
-            f.__qualname__ = f"TiArray.{name}"
-            f.__doc__ = f"``{name}``: calls :func:`tiarray.{fname}`."
-            setattr(TiArray, name, f)
-
-    for d, fname in compare.items():
-
-        def make(fname):
-            def op(self, other):
-                return ns()._binary_operator(fname, self, other, reflected=False)
-
-            return op
-
-        f = make(fname)
-        f.__name__ = f"__{d}__"
-        f.__qualname__ = f"TiArray.__{d}__"
-        f.__doc__ = f"``__{d}__``: calls :func:`tiarray.{fname}`."
-        setattr(TiArray, f"__{d}__", f)
-
-    for d, fname in unary.items():
-
-        def make(fname):
-            def op(self):
-                return getattr(ns(), fname)(self)
-
-            return op
-
-        f = make(fname)
-        f.__name__ = f"__{d}__"
-        f.__qualname__ = f"TiArray.__{d}__"
-        f.__doc__ = f"``__{d}__``: calls :func:`tiarray.{fname}`."
-        setattr(TiArray, f"__{d}__", f)
-
-
-_install_operators()
 TiArray.__hash__ = None  # arrays are mutable and compare elementwise

@@ -16,10 +16,11 @@ import threading
 
 import numpy as np
 
-from . import _runtime
+from . import _backend, _dtypes, _runtime
+from ._array_object import TiArray, c_strides
 from ._runtime import Device
 
-__all__ = ["alloc", "ALIGNMENT"]
+__all__ = ["alloc", "empty_owned", "ALIGNMENT"]
 
 ALIGNMENT = 64
 
@@ -138,9 +139,6 @@ def alloc(nbytes: int, device: Device, *, zero: bool = False) -> tuple[int, obje
 
 
 def _alloc_cuda(nbytes: int, device: Device):
-    import taichi as ti
-    from taichi.lang import impl
-
     cur = _runtime.current_device()
     if cur != device:
         raise RuntimeError(
@@ -149,7 +147,19 @@ def _alloc_cuda(nbytes: int, device: Device):
         )
     n = max(nbytes, 1)
     # Round up so that 8-byte element types stay aligned in the byte array.
-    nd = ti.ndarray(ti.u8, (n + 7) // 8 * 8)
-    ptr = impl.get_runtime().prog.get_ndarray_data_ptr_as_int(nd.arr)
+    nd, ptr = _backend.alloc_bytes((n + 7) // 8 * 8)
     # Taichi's ndarray allocation zero-fills already.
     return ptr, DeviceAllocation(nd, ptr, n)
+
+
+def empty_owned(shape: tuple, dtype: _dtypes.DType, device: Device, *, zero: bool = False) -> TiArray:
+    """A new C-contiguous array in memory tiarray owns."""
+    n = 1
+    for s in shape:
+        n *= s
+    nbytes = n * dtype.itemsize
+    ptr, owner = alloc(nbytes, device, zero=zero)
+    t = TiArray._new(ptr, shape, c_strides(shape), dtype, device, owner, False)
+    if device.kind == "cpu" and dtype._np is not None:
+        t._npv = owner.buf[:nbytes].view(dtype._np).reshape(shape)  # cheaper than building one later
+    return t

@@ -9,7 +9,9 @@ import numpy as np
 
 from . import _dtypes, _runtime
 from ._array_object import TiArray
-from ._interop import asarray, copy_into, empty_owned, from_dlpack
+from ._buffer import empty_owned
+from ._interchange import asarray, from_dlpack
+from ._kernels.copy import copy_into
 from ._views import broadcast_view
 
 __all__ = [
@@ -43,9 +45,7 @@ def normalize_shape(shape, func: str) -> tuple:
 
 def _dtype_or(dtype, default_kind: str, func: str) -> _dtypes.DType:
     if dtype is None:
-        from ._info import default_dtypes_plain
-
-        return default_dtypes_plain()[default_kind]
+        return _dtypes.DEFAULTS[default_kind]
     return _dtypes.to_dtype(dtype, func=func)
 
 

@@ -87,7 +87,3 @@ def stream_wait(consumer, producer=LEGACY_STREAM) -> None:
         _check(lib.cuStreamWaitEvent(ctypes.c_void_p(c), ev, 0), "cuStreamWaitEvent")
     finally:
         lib.cuEventDestroy_v2(ev)
-
-
-def stream_sync(stream) -> None:
-    _check(_cuda().cuStreamSynchronize(ctypes.c_void_p(_stream_handle(stream))), "cuStreamSynchronize")

@@ -86,7 +86,8 @@ def astype(x, dtype, /, *, copy=True, device=None) -> TiArray:
         )
     if not copy and dt is x._dtype and dev == x._device:
         return x
-    from ._interop import copy_to_device, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_to_device
 
     src = x
     if dev != x._device:

@@ -10,6 +10,9 @@ import sys
 
 import numpy as np
 
+from ._array_object import TiArray
+from ._backend import Ndarray
+
 __all__ = ["framework_of"]
 
 _CACHE: dict = {}
@@ -17,8 +20,6 @@ _MISSING = object()
 
 
 def _classify(x) -> str | None:
-    from ._array_object import TiArray
-
     if isinstance(x, TiArray):
         return "tiarray"
     if isinstance(x, np.ndarray):
@@ -41,12 +42,8 @@ def _classify(x) -> str | None:
         cls = getattr(strict, "Array", None) or getattr(getattr(strict, "_array_object", None), "Array", None)
         if cls is not None and isinstance(x, cls):
             return "array_api_strict"
-    taichi = mods.get("taichi")
-    if taichi is not None:
-        from taichi.lang._ndarray import Ndarray
-
-        if isinstance(x, Ndarray):
-            return "taichi"
+    if isinstance(x, Ndarray):
+        return "taichi"
     return None
 
 

@@ -14,7 +14,11 @@ that can hold both and raises ``TypeError``.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+
+from ._backend import ti
 
 __all__ = [
     "DType",
@@ -103,13 +107,35 @@ class DType:
         return self.numpy
 
 
-def _bf16_numpy():
-    try:
-        import ml_dtypes  # noqa: F401  (ships with jax)
+class _BFloat16(DType):
+    """bfloat16, whose NumPy twin comes from ``ml_dtypes`` (it ships with JAX). Importing
+    ml_dtypes costs 0.3-0.9 s, more than the rest of ``import tiarray``, so it is imported
+    the first time bfloat16's NumPy dtype is asked for (``_np``), not with tiarray."""
 
-        return np.dtype(ml_dtypes.bfloat16)
-    except Exception:  # pragma: no cover - depends on the environment
-        return None
+    __slots__ = ("_np_value", "_np_tried")
+
+    @property
+    def _np(self):
+        if not self._np_tried:
+            self._load_np()
+        return self._np_value
+
+    @_np.setter
+    def _np(self, value):
+        self._np_value = value
+        self._np_tried = value is not None
+
+    def _load_np(self) -> None:
+        try:
+            import ml_dtypes
+
+            npd = np.dtype(ml_dtypes.bfloat16)
+        except Exception:  # pragma: no cover - depends on the environment
+            npd = None
+        self._np_value = npd
+        self._np_tried = True
+        if npd is not None:
+            _BY_NP[npd] = self
 
 
 bool = DType("bool", "b", 1, np.dtype(np.bool_), (DL_BOOL, 8), "u8")
@@ -122,7 +148,7 @@ uint16 = DType("uint16", "u", 2, np.dtype(np.uint16), (DL_UINT, 16), "u16")
 uint32 = DType("uint32", "u", 4, np.dtype(np.uint32), (DL_UINT, 32), "u32")
 uint64 = DType("uint64", "u", 8, np.dtype(np.uint64), (DL_UINT, 64), "u64")
 float16 = DType("float16", "f", 2, np.dtype(np.float16), (DL_FLOAT, 16), "f16")
-bfloat16 = DType("bfloat16", "f", 2, _bf16_numpy(), (DL_BFLOAT, 16), None)
+bfloat16 = _BFloat16("bfloat16", "f", 2, None, (DL_BFLOAT, 16), None)
 float32 = DType("float32", "f", 4, np.dtype(np.float32), (DL_FLOAT, 32), "f32")
 float64 = DType("float64", "f", 8, np.dtype(np.float64), (DL_FLOAT, 64), "f64")
 complex64 = DType("complex64", "c", 8, np.dtype(np.complex64), (DL_COMPLEX, 64), "f32")
@@ -139,7 +165,7 @@ STANDARD_DTYPES = (
 )  # fmt: skip
 
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_NP = {d._np: d for d in ALL_DTYPES if d._np is not None}
+_BY_NP = {d._np: d for d in ALL_DTYPES if d is not bfloat16}  # bfloat16's joins when loaded
 _BY_DL = {d._dl: d for d in ALL_DTYPES}
 
 
@@ -172,6 +198,28 @@ CATEGORIES = {
     "real floating-point": REAL_FLOATING,
     "complex floating-point": COMPLEX_FLOATING,
 }
+
+# The default dtypes of the namespace (``__array_namespace_info__().default_dtypes()``): the
+# one table every function that picks a dtype reads.
+DEFAULTS = {"real floating": float64, "complex floating": complex128, "integral": int64, "indexing": int64}
+
+
+def default_float() -> DType:
+    return DEFAULTS["real floating"]
+
+
+def default_int() -> DType:
+    return DEFAULTS["integral"]
+
+
+def default_index() -> DType:
+    return DEFAULTS["indexing"]
+
+
+def default_uint() -> DType:
+    """The unsigned integer dtype with as many bits as the default integer dtype."""
+    return {1: uint8, 2: uint16, 4: uint32, 8: uint64}[DEFAULTS["integral"].itemsize]
+
 
 # isdtype kinds (array API)
 _ISDTYPE_KINDS = {
@@ -249,7 +297,7 @@ def to_dtype(obj, *, func: str = "tiarray", arg: str = "dtype") -> DType:
         if d is not None and type(obj).__module__.startswith("torch"):
             return d
     if npd is not None:
-        d = _BY_NP.get(npd)
+        d = from_numpy_dtype(npd)
         if d is not None:
             return d
     raise TypeError(
@@ -260,7 +308,12 @@ def to_dtype(obj, *, func: str = "tiarray", arg: str = "dtype") -> DType:
 
 def from_numpy_dtype(npd) -> DType | None:
     """The DType of a NumPy dtype, or None if tiarray has no such dtype."""
-    return _BY_NP.get(npd)
+    d = _BY_NP.get(npd)
+    if d is None and not bfloat16._np_tried and "ml_dtypes" in sys.modules:
+        # a bfloat16 NumPy array exists only once ml_dtypes is imported
+        bfloat16._load_np()
+        d = _BY_NP.get(npd)
+    return d
 
 
 def from_dlpack_dtype(code: int, bits: int, lanes: int = 1) -> DType | None:
@@ -271,8 +324,6 @@ def from_dlpack_dtype(code: int, bits: int, lanes: int = 1) -> DType | None:
 
 def taichi_type(dtype: DType):
     """The Taichi primitive type storing one element (one component of a complex)."""
-    import taichi as ti
-
     if dtype._ti_name is None:
         raise TypeError(f"{dtype.name} is stored and exchanged by tiarray but Taichi cannot compute on it")
     return getattr(ti, dtype._ti_name)
@@ -343,32 +394,26 @@ def scalar_dtype(value, other: DType) -> DType:
     default floating dtype for integer arrays (the JAX/PyTorch convention); a ``complex``
     takes the complex dtype matching a floating array's precision.
     """
-    from ._info import default_dtypes_plain
-
     t = type(value)
     if t is _builtin_bool or isinstance(value, np.bool_):
         return other
     if isinstance(value, (int, np.integer)):
         if other.kind == "b":
-            return default_dtypes_plain()["integral"]
+            return DEFAULTS["integral"]
         return other
     if isinstance(value, (float, np.floating)):
         if other.kind in "fc":
             return other
-        return default_dtypes_plain()["real floating"]
+        return DEFAULTS["real floating"]
     if isinstance(value, (complex, np.complexfloating)):
         if other.kind == "c":
             return other
         if other.kind == "f":
             return _COMPLEX_OF_FLOAT[other]
-        return default_dtypes_plain()["complex floating"]
+        return DEFAULTS["complex floating"]
     raise TypeError(f"expected a Python scalar (bool, int, float, complex), got {type(value).__name__}")
 
 
 def finfo_dtype(dtype: DType) -> DType:
     """The real dtype of a complex dtype; the dtype itself otherwise."""
     return _FLOAT_OF_COMPLEX.get(dtype, dtype)
-
-
-def complex_of(dtype: DType) -> DType:
-    return _COMPLEX_OF_FLOAT[dtype]

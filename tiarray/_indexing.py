@@ -11,8 +11,10 @@ import operator
 
 import numpy as np
 
-from . import _dtypes
+from ._advanced_indexing import as_value, getitem_advanced, setitem_advanced
 from ._array_object import TiArray
+from ._kernels.copy import copy_into
+from ._views import broadcast_view
 
 __all__ = ["getitem", "setitem", "normalize_basic_key"]
 
@@ -86,8 +88,6 @@ def getitem(x: TiArray, key):
     bkey = normalize_basic_key(key)
     if bkey is not None:
         return _basic(x, bkey, "TiArray.__getitem__")
-    from ._advanced_indexing import getitem_advanced
-
     return getitem_advanced(x, key)
 
 
@@ -99,39 +99,12 @@ def setitem(x: TiArray, key, value) -> None:
         )
     bkey = normalize_basic_key(key)
     if bkey is None:
-        from ._advanced_indexing import setitem_advanced
-
         setitem_advanced(x, key, value)
         return
     view = _basic(x, bkey, "TiArray.__setitem__")
-    v = _as_value(value, x, "TiArray.__setitem__")
-    from ._interop import copy_into
-    from ._views import broadcast_view
-
+    v = as_value(value, x, "TiArray.__setitem__")
     copy_into(view, broadcast_view(v, view._shape, func="TiArray.__setitem__"))
 
 
-def _as_value(value, x: TiArray, func: str) -> TiArray:
-    """The right-hand side of an assignment as a TiArray on ``x``'s device."""
-    from ._interop import asarray
-
-    if isinstance(value, (bool, int, float, complex)):
-        if isinstance(value, complex) and x._dtype.kind != "c":
-            raise TypeError(f"{func}: cannot assign a complex value to a {x._dtype.name} array")
-        if isinstance(value, float) and x._dtype.kind in "biu":
-            raise TypeError(f"{func}: cannot assign a float value to a {x._dtype.name} array")
-        return asarray(value, dtype=x._dtype, device=x._device)
-    v = asarray(value)
-    if v._device != x._device:
-        v = v.to_device(x._device)
-    if v._dtype is not x._dtype:
-        try:
-            r = _dtypes.promote(x._dtype, v._dtype)
-        except TypeError:
-            r = None
-        if r is not x._dtype:
-            raise TypeError(
-                f"{func}: cannot assign {v._dtype.name} values to a {x._dtype.name} array without "
-                "losing information; use astype first"
-            )
-    return v
+TiArray.__getitem__ = getitem
+TiArray.__setitem__ = setitem

@@ -6,21 +6,14 @@ out of range raises ``IndexError`` and nothing out of bounds is ever read.
 
 from __future__ import annotations
 
-import operator
-
 from ._advanced_indexing import gather_axis
 from ._array_object import TiArray, c_strides
-from ._interop import empty_owned
+from ._buffer import empty_owned
 from ._kernels import gather as _g
+from ._validate import check_array, normalize_axis
 from ._views import broadcast_shapes, broadcast_view
 
 __all__ = ["take", "take_along_axis"]
-
-
-def _check_array(x, func: str, arg: str) -> TiArray:
-    if not isinstance(x, TiArray):
-        raise TypeError(f"{func}(): argument '{arg}' must be a TiArray, got {type(x).__name__}")
-    return x
 
 
 def _check_indices(indices, x: TiArray, func: str) -> TiArray:
@@ -36,16 +29,6 @@ def _check_indices(indices, x: TiArray, func: str) -> TiArray:
             "move one of them with to_device()"
         )
     return indices
-
-
-def _axis(axis, ndim: int, func: str) -> int:
-    try:
-        a = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{func}(): argument 'axis' must be an int, got {axis!r}") from None
-    if not -ndim <= a < ndim:
-        raise IndexError(f"{func}(): argument 'axis' {a} is out of range for an array of {ndim} dimensions")
-    return a + ndim if a < 0 else a
 
 
 def take(x, indices, /, *, axis=None) -> TiArray:
@@ -83,7 +66,7 @@ def take(x, indices, /, *, axis=None) -> TiArray:
     [40, 10, 40]
     """
     func = "take"
-    x = _check_array(x, func, "x")
+    x = check_array(x, func, "x")
     indices = _check_indices(indices, x, func)
     if x.ndim == 0:
         raise ValueError(f"{func}(): argument 'x' must have at least one dimension, got a 0-d array")
@@ -94,7 +77,7 @@ def take(x, indices, /, *, axis=None) -> TiArray:
                 f"(x has shape {x.shape})"
             )
         axis = 0
-    axis = _axis(axis, x.ndim, func)
+    axis = normalize_axis(axis, x.ndim, func)
     return gather_axis(x, indices, axis, f"{func}(): argument 'indices'")
 
 
@@ -136,7 +119,7 @@ def take_along_axis(x, indices, /, *, axis=-1) -> TiArray:
     [[10, 20, 30], [40, 50, 60]]
     """
     func = "take_along_axis"
-    x = _check_array(x, func, "x")
+    x = check_array(x, func, "x")
     indices = _check_indices(indices, x, func)
     if x.ndim == 0:
         raise ValueError(f"{func}(): argument 'x' must have at least one dimension, got a 0-d array")
@@ -144,7 +127,7 @@ def take_along_axis(x, indices, /, *, axis=-1) -> TiArray:
         raise ValueError(
             f"{func}(): argument 'indices' must have as many dimensions as 'x' ({x.ndim}), got {indices.ndim}"
         )
-    axis = _axis(axis, x.ndim, func)
+    axis = normalize_axis(axis, x.ndim, func)
     xs = list(x._shape)
     is_ = list(indices._shape)
     xs[axis] = 1

@@ -4,18 +4,7 @@ from __future__ import annotations
 
 from . import _dtypes, _runtime
 
-__all__ = ["__array_namespace_info__", "default_dtypes_plain"]
-
-_DEFAULTS = {
-    "real floating": _dtypes.float64,
-    "complex floating": _dtypes.complex128,
-    "integral": _dtypes.int64,
-    "indexing": _dtypes.int64,
-}
-
-
-def default_dtypes_plain() -> dict:
-    return _DEFAULTS
+__all__ = ["__array_namespace_info__"]
 
 
 class Info:
@@ -35,7 +24,7 @@ class Info:
         """float64, complex128, int64 and int64 (indexing), on every device."""
         if device is not None:
             _runtime.get_device(device, func="default_dtypes")
-        return dict(_DEFAULTS)
+        return dict(_dtypes.DEFAULTS)
 
     def dtypes(self, *, device=None, kind=None) -> dict:
         """The supported dtypes (by name), optionally of one ``kind`` (as in ``isdtype``)."""

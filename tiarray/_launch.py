@@ -22,8 +22,9 @@ Conventions for array parameters (``ti.types.ndarray``):
   matches ``ti.types.ndarray(dtype=ti.f32, ndim=n + 1)``);
 - ``bfloat16`` has no Taichi type and is refused.
 
-This module depends on Taichi 1.7's kernel internals (``Kernel.materialize``, the launch
-context API); :mod:`tiarray` pins ``taichi==1.7.4``.
+Taichi's kernel internals (materialisation, compilation, the launch context) are reached
+through the boundary, :mod:`tiarray._backend`; the specs keep the backend's own bound
+methods, so a launch calls no wrapper.
 """
 
 from __future__ import annotations
@@ -33,21 +34,14 @@ import functools
 import threading
 
 import numpy as np
-import taichi as ti
-from taichi._lib import core as _ti_core
-from taichi.lang import kernel_impl as _kernel_impl
-from taichi.lang.matrix import MatrixType
-from taichi.types import ndarray_type, primitive_types
-from taichi.types.annotations import template
 
-from . import _dtypes, _runtime
+from . import _backend, _dtypes, _runtime
 from ._array_object import TiArray
-from ._interop import asarray_for_kernel as _asarray_for_kernel
-from ._interop import numpy_data_ptr as _numpy_data_ptr
+from ._backend import ti
+from ._foreign import numpy_data_ptr as _numpy_data_ptr
+from ._foreign import view_of as _view_of
 
 __all__ = ["Launcher", "launcher", "KernelSignatureError", "set_serial_threshold"]
-
-_AutodiffMode = _kernel_impl.AutodiffMode
 
 # Arrays touching at most this many bytes in total run in the serial variant on the CPU.
 # Measured on 2 cores (benchmarks/bench_launch.py): Taichi's pool costs ~30 us a loop,
@@ -61,22 +55,26 @@ _SERIAL_THRESHOLD = [1 << 18]
 # float32 ``add`` about 5e5 elements (6 MB), ``sum``/``max`` about 1.5e6 (6 MB), i.e. a
 # serial run of ~100 us.
 STREAM = 24.0
-_THREAD_FACTOR = [None, 1.0]  # (prog, factor)
+_THREAD_FACTOR = [None]  # of the running program (a per-program cache)
+_runtime.register_cache(lambda: _THREAD_FACTOR.__setitem__(0, None))
 
 
 def _thread_factor() -> float:
     """How the break-even of a parallel launch moves with the pool's size ``p``, relative to
     2 threads: a launch of ``t`` serial seconds pays when ``pool + t / p < t``, i.e. from
     ``t = pool * p / (p - 1)``; a pool of one never pays."""
-    prog = _runtime._ti_impl.get_runtime().prog
-    if prog is not _THREAD_FACTOR[0]:
+    if _program() is not _CACHES.prog:
+        _runtime.sync_caches()
+    f = _THREAD_FACTOR[0]
+    if f is None:
         p = _runtime.cpu_workers()
-        _THREAD_FACTOR[1] = float("inf") if p <= 1 else p / (2.0 * (p - 1))
-        _THREAD_FACTOR[0] = prog
-    return _THREAD_FACTOR[1]
+        f = _THREAD_FACTOR[0] = float("inf") if p <= 1 else p / (2.0 * (p - 1))
+    return f
 
 
-_compile_lock = threading.RLock()
+_program = _runtime.program
+_CACHES = _runtime.CACHES
+_compile_lock = _runtime.lock  # compiles and the registry's clears exclude each other
 
 # The compile options of tiarray's own kernels: IEEE semantics (NaN, infinities, signed
 # zeros), whatever ``fast_math`` the program was started with (a user's ti.init keeps
@@ -106,6 +104,19 @@ def set_serial_threshold(nbytes: int) -> int:
     old = _SERIAL_THRESHOLD[0]
     _SERIAL_THRESHOLD[0] = int(nbytes)
     return old
+
+
+def _no_contiguous_copy(x):
+    raise RuntimeError("tiarray._kernels.copy is not loaded: the launcher cannot copy a strided argument")
+
+
+# ``(x) -> (contiguous copy, write-back or None)`` for a strided array argument: copies need
+# the copy kernels, a layer above this one, which attach it (tiarray._kernels.copy).
+_contiguous_copy = [_no_contiguous_copy]
+
+
+def attach_contiguous_copy(fn) -> None:
+    _contiguous_copy[0] = fn
 
 
 class KernelSignatureError(TypeError):
@@ -199,88 +210,35 @@ def _is_loop_config(stmt) -> bool:
     )
 
 
-class _TiarrayKernel(_kernel_impl.Kernel):
-    """A Taichi Kernel object owned by tiarray, optionally with serialised outer loops."""
-
-    def __init__(self, func, autodiff_mode, serial: bool):
-        self._tiarray_serial = serial
-        super().__init__(func, autodiff_mode, _classkernel=False)
-
-    def materialize(self, key=None, args=None, arg_features=None):
-        if not self._tiarray_serial:
-            return super().materialize(key=key, args=args, arg_features=arg_features)
-        orig = _kernel_impl._get_tree_and_ctx
-        me = self
-
-        ndims = {
-            a.name: f[1]
-            for a, f in zip(self.arguments, arg_features or ())
-            if isinstance(a.annotation, ndarray_type.NdarrayType)
-        }
-
-        def patched(obj, *a, **k):
-            tree, ctx = orig(obj, *a, **k)
-            if obj is me:
-                fdef = tree.body[0]
-                fdef.body = _SerializeTopLevelLoops(ndims).rewrite_body(fdef.body)
-                ast.fix_missing_locations(tree)
-                ctx.global_vars[_SerializeTopLevelLoops.NAME] = ti.loop_config
-                ctx.global_vars["__tiarray_ti__"] = ti
-            return tree, ctx
-
-        _kernel_impl._get_tree_and_ctx = patched
-        try:
-            return super().materialize(key=key, args=args, arg_features=arg_features)
-        finally:
-            _kernel_impl._get_tree_and_ctx = orig
+def _serialize_rewrite(fdef, array_ndims: dict) -> dict:
+    """The serial variant's AST rewrite (``_backend.new_kernel(..., rewrite=...)``)."""
+    fdef.body = _SerializeTopLevelLoops(array_ndims).rewrite_body(fdef.body)
+    return {_SerializeTopLevelLoops.NAME: ti.loop_config, "__tiarray_ti__": ti}
 
 
 # ----------------------------------------------------------------------------- parameters
 
-_P_ARRAY, _P_FLOAT, _P_INT, _P_UINT, _P_TEMPLATE = range(5)
+_P_ARRAY, _P_FLOAT, _P_INT, _P_UINT, _P_TEMPLATE = (
+    _backend.ARRAY, _backend.FLOAT, _backend.INT, _backend.UINT, _backend.TEMPLATE,
+)  # fmt: skip
 
 
 class _Param:
-    __slots__ = ("name", "kind", "anno", "ti_dtype", "ndim", "elem_shape", "index")
+    __slots__ = ("name", "kind", "anno", "ti_dtype", "ndim", "elem_shape", "index", "needs_grad", "boundary")
 
     def __init__(self, name, anno, index):
         self.name = name
         self.anno = anno
         self.index = index
-        self.ti_dtype = None
-        self.ndim = None
-        self.elem_shape = ()
-        if isinstance(anno, template):
-            self.kind = _P_TEMPLATE
-        elif isinstance(anno, ndarray_type.NdarrayType):
-            self.kind = _P_ARRAY
-            self.ndim = anno.ndim
-            if isinstance(anno.dtype, MatrixType):
-                self.elem_shape = tuple(anno.dtype.get_shape())
-                self.ti_dtype = anno.dtype.dtype
-            else:
-                self.ti_dtype = anno.dtype
-        elif id(anno) in primitive_types.real_type_ids:
-            self.kind = _P_FLOAT
-        elif id(anno) in primitive_types.integer_type_ids:
-            from taichi.lang.util import cook_dtype
-            from taichi.types.utils import is_signed
-
-            self.kind = _P_INT if is_signed(cook_dtype(anno)) else _P_UINT
-        else:
+        kind, self.ti_dtype, self.ndim, self.elem_shape, self.needs_grad, self.boundary = _backend.param_info(
+            anno
+        )
+        if kind is None:
             raise KernelSignatureError(
                 f"parameter '{name}' has annotation {anno!r}; tiarray launches kernels whose parameters "
                 "are ti.types.ndarray(), scalar types (ti.f32, ti.i32, ...) or ti.template()"
             )
-
-
-def _unwrap_kernel(kernel):
-    prim = getattr(kernel, "_primal", None)
-    if isinstance(prim, _kernel_impl.Kernel):
-        return prim
-    if isinstance(kernel, _kernel_impl.Kernel):
-        return kernel
-    raise TypeError(f"expected a function decorated with @ti.kernel, got {kernel!r}")
+        self.kind = kind
 
 
 def _ti_dtype_of(dtype: _dtypes.DType):
@@ -303,7 +261,7 @@ class _Spec:
     for what changed. Reverse-mode launches (``grads``) use a fresh context.
     """
 
-    __slots__ = ("t_kernel", "compiled", "prog", "setters", "_ctx", "_last")
+    __slots__ = ("t_kernel", "compiled", "run", "setters", "_ctx", "_last")
 
     def launch(self, values, grads=None):
         """Run with one value per non-template parameter.
@@ -316,7 +274,7 @@ class _Spec:
             for (kind, idx), v, g in zip(self.setters, values, grads):
                 _set_arg(ctx, kind, idx, v, g)
             with _launch_lock:
-                self.prog.launch_kernel(self.compiled, ctx)
+                self.run(self.compiled, ctx)
             return
         with _launch_lock:
             ctx = self._ctx
@@ -332,7 +290,7 @@ class _Spec:
                     _set_arg(ctx, kind, idx, v, 0)
                     last[i] = v
                 i += 1
-            self.prog.launch_kernel(self.compiled, ctx)
+            self.run(self.compiled, ctx)
 
 
 def _set_arg(ctx, kind, idx, v, g):
@@ -391,14 +349,14 @@ class Launcher:
         serial_threshold: int | None = None,
         compile_options: dict | None = None,
     ):
-        prim = _unwrap_kernel(kernel)
+        prim = _backend.kernel_of(kernel)
         # CompileConfig fields overridden for this kernel only (e.g. {"fast_math": False}
         # keeps LLVM's loop vectoriser off the reductions of a register-blocked kernel).
         self.compile_options = dict(compile_options or {})
-        self.func = prim.func
+        self.func = _backend.kernel_function(prim)
         self.name = name or self.func.__name__
         self.serial_threshold = serial_threshold
-        self.params = [_Param(a.name, a.annotation, i) for i, a in enumerate(prim.arguments)]
+        self.params = [_Param(n, a, i) for i, (n, a) in enumerate(_backend.kernel_parameters(prim))]
         self.template_names = [p.name for p in self.params if p.kind == _P_TEMPLATE]
         self.array_params = [p for p in self.params if p.kind == _P_ARRAY]
         # launch indices: templates take no slot
@@ -412,7 +370,7 @@ class Launcher:
                 slot += 1
         self._kernels: dict = {}
         self._specs: dict = {}
-        self._prog = None
+        _runtime.register_cache(self._clear)
         call_params = [p for p in self.params if p.kind != _P_TEMPLATE]
         self._nargs = len(call_params)
         self._kinds = [p.kind for p in call_params]
@@ -427,11 +385,11 @@ class Launcher:
 
     # -- compilation ------------------------------------------------------------------
 
-    def _kernel(self, serial: bool, mode):
-        k = self._kernels.get((serial, mode))
+    def _kernel(self, serial: bool, grad: bool):
+        k = self._kernels.get((serial, grad))
         if k is None:
-            k = _TiarrayKernel(self.func, mode, serial)
-            self._kernels[(serial, mode)] = k
+            k = _backend.new_kernel(self.func, grad=grad, rewrite=_serialize_rewrite if serial else None)
+            self._kernels[(serial, grad)] = k
         return k
 
     def spec(self, array_sigs, templates=(), *, serial: bool = False, grad: bool = False):
@@ -441,12 +399,8 @@ class Launcher:
         ``templates``: the values of the ``ti.template()`` parameters, in order.
         ``grad``: the reverse-mode (``kernel.grad``) variant.
         """
-        prog = _runtime.ensure_init()
-        if prog is not self._prog:  # first use, or ti.reset()/ti.init() since
-            with _compile_lock:
-                self._specs.clear()
-                self._kernels.clear()
-                self._prog = prog
+        if _program() is not _CACHES.prog:  # first use, or ti.reset()/ti.init() since
+            _runtime.ensure_init()
         key = (tuple(array_sigs), tuple(templates), serial, grad)
         s = self._specs.get(key)
         if s is not None:
@@ -454,11 +408,16 @@ class Launcher:
         with _compile_lock:
             s = self._specs.get(key)
             if s is None:
-                s = self._compile(key, prog)
+                s = self._compile(key)
                 self._specs[key] = s
         return s
 
-    def _compile(self, key, prog):
+    def _clear(self) -> None:
+        """Forget the compiled kernels (the registry calls it when the program changes)."""
+        self._specs.clear()
+        self._kernels.clear()
+
+    def _compile(self, key):
         array_sigs, templates, serial, grad = key
         if len(array_sigs) != len(self.array_params):
             raise TypeError(
@@ -469,8 +428,7 @@ class Launcher:
                 f"{self.name}: {len(self.template_names)} static (template) argument(s) expected "
                 f"({', '.join(self.template_names)}), got {len(templates)}"
             )
-        mode = _AutodiffMode.REVERSE if grad else _AutodiffMode.NONE
-        kern = self._kernel(serial and _runtime.is_cpu(), mode)
+        kern = self._kernel(serial and _runtime.is_cpu(), grad)
         features = []
         args = []
         ai = ti_ = 0
@@ -482,12 +440,12 @@ class Launcher:
                 self._check_array(p, prim, ndim + len(extra))
                 full_ndim = ndim + len(extra)
                 if p.elem_shape:
-                    elem_type = _ti_core.get_type_factory_instance().get_tensor_type(list(p.elem_shape), prim)
+                    elem_type = _backend.tensor_type(p.elem_shape, prim)
                     full_ndim -= len(p.elem_shape)
                 else:
                     elem_type = prim
-                ng = bool(needs_grad) if p.anno.needs_grad is None else p.anno.needs_grad
-                features.append((elem_type, full_ndim, ng, p.anno.boundary))
+                ng = bool(needs_grad) if p.needs_grad is None else p.needs_grad
+                features.append(_backend.array_feature(elem_type, full_ndim, ng, p.boundary))
                 args.append(None)
             elif p.kind == _P_TEMPLATE:
                 v = templates[ti_]
@@ -495,17 +453,17 @@ class Launcher:
                 features.append(v)
                 args.append(v)
             else:
-                features.append("#")
+                features.append(_backend.SCALAR_FEATURE)
                 args.append(None)
-        tkey = (self.func, len(self._specs), mode)
+        tkey = (self.func, len(self._specs), grad)
         with _launch_lock:
-            kern.materialize(key=tkey, args=tuple(args), arg_features=tuple(features))
-            t_kernel = kern.compiled_kernels[tkey]
-            compiled = prog.compile_kernel(self._config(prog), prog.get_device_caps(), t_kernel)
+            t_kernel, compiled, run = _backend.compile(
+                kern, tkey, tuple(args), tuple(features), self._config()
+            )
         s = _Spec()
         s.t_kernel = t_kernel
         s.compiled = compiled
-        s.prog = prog
+        s.run = run
         s._ctx = None
         s._last = None
         s.setters = [(p.kind, self._slots[i]) for i, p in enumerate(self.params) if p.kind != _P_TEMPLATE]
@@ -525,18 +483,18 @@ class Launcher:
             prim, extra = _ti_dtype_of(dtype)
             self._check_array(p, prim, ndim + len(extra))
 
-    def _config(self, prog):
+    def _config(self):
         """The program's CompileConfig, or a copy with this kernel's overrides."""
-        cfg = prog.config()
+        cfg = _backend.program_config()
         if not self.compile_options:
             return cfg
-        return _config_with(cfg, self.compile_options)
+        return _backend.config_with(cfg, self.compile_options)
 
     def _check_array(self, p: _Param, prim, ndim: int):
         if p.ti_dtype is not None and p.ti_dtype != prim:
             raise KernelSignatureError(
-                f"{self.name}: argument '{p.name}' must have dtype {p.ti_dtype.to_string()} "
-                f"(the kernel's annotation), got {prim.to_string()}"
+                f"{self.name}: argument '{p.name}' must have dtype {_backend.type_name(p.ti_dtype)} "
+                f"(the kernel's annotation), got {_backend.type_name(prim)}"
             )
         want = None if p.ndim is None else p.ndim + len(p.elem_shape)
         if want is not None and want != ndim:
@@ -583,9 +541,16 @@ class Launcher:
                         values.append((_numpy_data_ptr(v), v.nbytes, shape))
                         nbytes += v.nbytes
                         continue
-                a, wb = _asarray_for_kernel(v, func=self.name, arg=name)
-                if wb is not None:
-                    writebacks = (writebacks or []) + [wb]
+                a = v if isinstance(v, TiArray) else _view_of(v, self.name)
+                if a is None:
+                    raise TypeError(
+                        f"{self.name}(): argument '{name}' must be an array, got {type(v).__name__}"
+                    )
+                if not a._is_c_contiguous():
+                    # copied to a contiguous buffer for the kernel, and back afterwards
+                    a, wb = _contiguous_copy[0](a)
+                    if wb is not None:
+                        writebacks = (writebacks or []) + [wb]
                 sigs.append((a._dtype, len(a._shape), False))
                 val = kernel_arg(a)
                 if ne:
@@ -611,29 +576,6 @@ class Launcher:
             f"{self.name}: static argument(s) {self.template_names} expected by keyword; "
             f"missing {missing}, unexpected {extra}"
         )
-
-
-_CONFIG_FIELDS: list = []
-
-
-def _config_with(cfg, overrides: dict):
-    """A copy of a Taichi ``CompileConfig`` with some fields changed (it has no copy constructor)."""
-    new = _ti_core.CompileConfig()
-    if not _CONFIG_FIELDS:
-        for name in dir(cfg):
-            if name.startswith("_") or callable(getattr(cfg, name)):
-                continue
-            try:
-                setattr(new, name, getattr(cfg, name))
-            except (AttributeError, TypeError):
-                continue
-            _CONFIG_FIELDS.append(name)
-    else:
-        for name in _CONFIG_FIELDS:
-            setattr(new, name, getattr(cfg, name))
-    for name, value in overrides.items():
-        setattr(new, name, value)
-    return new
 
 
 def kernel_arg(a) -> tuple:

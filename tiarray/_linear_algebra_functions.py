@@ -21,9 +21,11 @@ import numpy as np
 
 from . import _dtypes
 from ._array_object import TiArray, c_strides
-from ._interop import copy_array, copy_into, empty_owned
+from ._buffer import empty_owned
 from ._kernels import matmul as _mm
-from ._manipulation_functions import check_array, normalize_axis, permute_dims, reshape
+from ._kernels.copy import copy_array, copy_into
+from ._manipulation_functions import permute_dims, reshape
+from ._validate import AxisError, check_array, normalize_axis
 from ._views import broadcast_shapes
 
 __all__ = ["matmul", "tensordot", "vecdot", "matrix_transpose"]
@@ -398,7 +400,7 @@ def tensordot(x1, x2, /, *, axes=2) -> TiArray:
         ax1 = tuple(normalize_axis(a, x1.ndim, func, "axes") for a in s1)
         ax2 = tuple(normalize_axis(a, x2.ndim, func, "axes") for a in s2)
         if len(set(ax1)) != len(ax1) or len(set(ax2)) != len(ax2):
-            raise ValueError(f"{func}(): argument 'axes' repeats an axis: {axes!r}")
+            raise AxisError(f"{func}(): argument 'axes' repeats an axis: {axes!r}")
     for a1, a2 in zip(ax1, ax2):
         if x1._shape[a1] != x2._shape[a2]:
             raise ValueError(

@@ -14,6 +14,7 @@ import operator
 
 from . import _dtypes
 from ._array_object import TiArray, c_strides
+from ._validate import check_array, check_same_device, normalize_axes, normalize_axis
 from ._views import broadcast_shapes, broadcast_view, reshape_view
 
 __all__ = [
@@ -22,54 +23,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-class AxisError(ValueError, IndexError):
-    """An axis argument is out of range or repeated (a ``ValueError`` and an ``IndexError``,
-    as NumPy's ``AxisError``)."""
-
-
 # ----------------------------------------------------------------------------- helpers
-
-
-def check_array(x, func: str, arg: str = "x") -> TiArray:
-    if not isinstance(x, TiArray):
-        raise TypeError(f"{func}(): argument '{arg}' must be a TiArray, got {type(x).__name__}")
-    return x
-
-
-def check_same_device(arrays, func: str, arg: str = "arrays") -> None:
-    if not arrays:
-        return
-    d = arrays[0]._device
-    for a in arrays[1:]:
-        if a._device != d:
-            raise ValueError(
-                f"{func}(): the arrays of argument '{arg}' live on different devices ({d} and {a._device}); "
-                "move them to one device with to_device()"
-            )
-
-
-def normalize_axis(axis, ndim: int, func: str, arg: str = "axis") -> int:
-    """``axis`` as an int in ``[0, ndim)``; AxisError when out of range, TypeError if not an int."""
-    if isinstance(axis, bool):
-        raise TypeError(f"{func}(): argument '{arg}' must be an int, got {axis!r}")
-    try:
-        a = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{func}(): argument '{arg}' must be an int, got {axis!r}") from None
-    if not -ndim <= a < ndim:
-        raise AxisError(f"{func}(): argument '{arg}' {a} is out of range for an array of {ndim} dimension(s)")
-    return a + ndim if a < 0 else a
-
-
-def normalize_axes(axis, ndim: int, func: str, arg: str = "axis") -> tuple:
-    """An int or a sequence of ints as a tuple of distinct axes in ``[0, ndim)``."""
-    if isinstance(axis, (tuple, list)):
-        axes = tuple(normalize_axis(a, ndim, func, arg) for a in axis)
-    else:
-        axes = (normalize_axis(axis, ndim, func, arg),)
-    if len(set(axes)) != len(axes):
-        raise AxisError(f"{func}(): argument '{arg}' has repeated axes: {axis!r}")
-    return axes
 
 
 def _shape_arg(shape, func: str, arg: str = "shape") -> tuple:
@@ -230,7 +184,7 @@ def expand_dims(x, /, axis=0) -> TiArray:
     x = check_array(x, func)
     n_new = len(axis) if isinstance(axis, (tuple, list)) else 1
     m = x.ndim + n_new
-    axes = normalize_axes(axis, m, func)
+    axes = normalize_axes(axis, m, func, none_is_all=False, sort=False, lists=True)
     shape, strides = [], []
     it = iter(zip(x._shape, x._strides))
     for i in range(m):
@@ -274,7 +228,7 @@ def squeeze(x, /, axis) -> TiArray:
     """
     func = "squeeze"
     x = check_array(x, func)
-    axes = normalize_axes(axis, x.ndim, func)
+    axes = normalize_axes(axis, x.ndim, func, none_is_all=False, sort=False, lists=True)
     for a in axes:
         if x._shape[a] != 1:
             raise ValueError(
@@ -318,7 +272,7 @@ def permute_dims(x, /, axes) -> TiArray:
         raise ValueError(
             f"{func}(): argument 'axes' must have {x.ndim} entries (one per axis), got {tuple(axes)}"
         )
-    norm = normalize_axes(tuple(axes), x.ndim, func, "axes")
+    norm = normalize_axes(tuple(axes), x.ndim, func, "axes", none_is_all=False, sort=False, lists=True)
     return x._view(x._ptr, tuple(x._shape[a] for a in norm), tuple(x._strides[a] for a in norm))
 
 
@@ -354,8 +308,8 @@ def moveaxis(x, source, destination, /) -> TiArray:
     """
     func = "moveaxis"
     x = check_array(x, func)
-    src = normalize_axes(source, x.ndim, func, "source")
-    dst = normalize_axes(destination, x.ndim, func, "destination")
+    src = normalize_axes(source, x.ndim, func, "source", none_is_all=False, sort=False, lists=True)
+    dst = normalize_axes(destination, x.ndim, func, "destination", none_is_all=False, sort=False, lists=True)
     if len(src) != len(dst):
         raise ValueError(
             f"{func}(): arguments 'source' and 'destination' must have the same number of axes, "
@@ -395,7 +349,11 @@ def flip(x, /, *, axis=None) -> TiArray:
     """
     func = "flip"
     x = check_array(x, func)
-    axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.ndim, func)
+    axes = (
+        tuple(range(x.ndim))
+        if axis is None
+        else normalize_axes(axis, x.ndim, func, none_is_all=False, sort=False, lists=True)
+    )
     ptr = x._ptr
     strides = list(x._strides)
     it = x._dtype.itemsize
@@ -488,7 +446,7 @@ def reshape(x, /, shape, *, copy=None) -> TiArray:
         raise ValueError(f"{func}(): argument 'copy' must be True, False or None, got {copy!r}")
     shape = _infer_shape(_shape_arg(shape, func), x.size, x._shape, func)
     if copy:
-        from ._interop import copy_array
+        from ._kernels.copy import copy_array
 
         out = copy_array(x)
         return out._view(out._ptr, shape, c_strides(shape))
@@ -502,7 +460,7 @@ def reshape(x, /, shape, *, copy=None) -> TiArray:
             f"{func}(): cannot reshape an array of shape {x.shape} and strides {x.strides} to {shape} "
             "without copying, but copy=False was given"
         )
-    from ._interop import copy_array
+    from ._kernels.copy import copy_array
 
     out = copy_array(x)
     return out._view(out._ptr, shape, c_strides(shape))
@@ -565,7 +523,8 @@ def concat(arrays, /, *, axis=0) -> TiArray:
     >>> ta.concat((ta.asarray([1, 2]), ta.asarray([3]))).tolist()
     [1, 2, 3]
     """
-    from ._interop import copy_into, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_into
 
     func = "concat"
     arrays = _array_list(arrays, func)
@@ -633,7 +592,8 @@ def stack(arrays, /, *, axis=0) -> TiArray:
     >>> ta.stack((ta.asarray([1, 2]), ta.asarray([3, 4])), axis=1).tolist()
     [[1, 3], [2, 4]]
     """
-    from ._interop import copy_into, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_into
 
     func = "stack"
     arrays = _array_list(arrays, func)
@@ -685,7 +645,8 @@ def tile(x, repetitions, /) -> TiArray:
     >>> ta.tile(ta.asarray([1, 2]), (2, 2)).tolist()
     [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
-    from ._interop import copy_into, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_into
 
     func = "tile"
     x = check_array(x, func)
@@ -737,7 +698,7 @@ def roll(x, /, shift, *, axis=None) -> TiArray:
     >>> ta.roll(ta.asarray([1, 2, 3, 4]), 1).tolist()
     [4, 1, 2, 3]
     """
-    from ._interop import empty_owned
+    from ._buffer import empty_owned
 
     func = "roll"
     x = check_array(x, func)
@@ -778,7 +739,7 @@ def roll(x, /, shift, *, axis=None) -> TiArray:
 def _roll_into(out: TiArray, x: TiArray, shifts: dict) -> None:
     """``out = roll(x)``: one strided block copy per combination of the two pieces of each
     rolled axis (at most 2**k copies for k rolled axes; more axes are rolled one by one)."""
-    from ._interop import copy_array, copy_into
+    from ._kernels.copy import copy_array, copy_into
 
     if out.size == 0:
         return
@@ -845,7 +806,8 @@ def repeat(x, repeats, /, *, axis=None) -> TiArray:
     >>> ta.repeat(ta.asarray([1, 2, 3]), ta.asarray([0, 1, 2])).tolist()
     [2, 3, 3]
     """
-    from ._interop import copy_into, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_into
 
     func = "repeat"
     x = check_array(x, func)

@@ -14,21 +14,16 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sys
 import threading
+import weakref
 
-# These only take effect if taichi has not been imported yet; a user's own setting wins.
-if "taichi" not in sys.modules:
-    os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
-os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
-
-import taichi as ti  # noqa: E402
-from taichi._lib import core as _ti_core  # noqa: E402
-from taichi.lang import impl as _ti_impl  # noqa: E402
+from . import _backend
 
 __all__ = ["Device", "init", "is_initialized", "current_device", "get_device"]
 
-_lock = threading.RLock()
+# One lock for the runtime and everything compiled for it: init, the cache registry, kernel
+# compilation (so that a cache is never cleared while a compile fills it).
+lock = _lock = threading.RLock()
 _SUPPORTED_ARCHS = {"x64": "cpu", "arm64": "cpu", "cuda": "cuda"}
 
 
@@ -132,7 +127,7 @@ def get_device(device, *, func: str = "tiarray", arg: str = "device") -> Device:
 
 def is_initialized() -> bool:
     """Whether a Taichi runtime exists (started by tiarray or by the user's ``ti.init``)."""
-    return _ti_impl.get_runtime().prog is not None
+    return _backend.program() is not None
 
 
 def init(arch: str | None = None, **kwargs) -> Device:
@@ -184,8 +179,7 @@ def init(arch: str | None = None, **kwargs) -> Device:
                 "re-initialises it"
             )
         name = (arch or os.environ.get("TIARRAY_ARCH") or "cpu").lower()
-        arch_map = {"cpu": ti.cpu, "x64": ti.x64, "arm64": ti.arm64, "cuda": ti.cuda, "gpu": ti.cuda}
-        if name not in arch_map:
+        if name not in ("cpu", "x64", "arm64", "cuda", "gpu"):
             raise ValueError(f"tiarray.init(): argument 'arch' must be 'cpu' or 'cuda', got {arch!r}")
         kwargs.setdefault("offline_cache", True)
         # IEEE semantics (NaN, infinities, signed zeros) as the array API requires: with
@@ -194,7 +188,7 @@ def init(arch: str | None = None, **kwargs) -> Device:
         restore_fp = _save_fp_env()
         try:
             with contextlib.redirect_stdout(io.StringIO()):
-                ti.init(arch=arch_map[name], **kwargs)
+                _backend.start(name, **kwargs)
         finally:
             # ti.init turns on flush-to-zero/denormals-are-zero on the calling thread, which
             # would silently change NumPy's (and everyone's) results in this process.
@@ -219,51 +213,117 @@ def _save_fp_env():
     return lambda: libc.fesetenv(env)
 
 
+# ----------------------------------------------------------------------------- per-program caches
+#
+# Compiled kernels, launch plans and everything derived from them belong to one Taichi
+# program: after ``tiarray.init``, or a user's own ``ti.reset()``/``ti.init()``, they are
+# invalid (their compiled code and launch contexts belong to the old program). Every such
+# cache registers here how to clear itself; the registry compares the running program
+# with the one its caches were filled under, and clears them all when it changed. Hot
+# paths check with one identity comparison, ``program() is not CACHES.prog``, and call
+# ``sync_caches()`` (or ``ensure_init()``) when it fails; then every registered cache is current.
+
+program = _backend.program  # the running program (None before init): cheap
+
+
+class _Registry:
+    """The per-program cache registry: ``prog`` the program the caches hold entries of
+    (a sentinel while no program runs, so that the hot-path check fails then),
+    ``epoch`` a counter bumped at every change, ``clears`` the registered hooks."""
+
+    __slots__ = ("prog", "epoch", "clears", "cpu_setups")
+
+    def __init__(self):
+        self.prog = _NO_PROGRAM
+        self.epoch = 0
+        self.clears = []  # callables, or weak methods (weakref.WeakMethod)
+        self.cpu_setups = []  # callables(prog, n_threads): once per CPU program
+
+
+_NO_PROGRAM = object()
+CACHES = _Registry()
+
+
+def register_cache(clear) -> None:
+    """Call ``clear()`` whenever the running program changes. A bound method is held weakly
+    (the cache of a Launcher or Operator dies with it); anything else strongly."""
+    if hasattr(clear, "__self__") and hasattr(clear, "__func__"):
+        clear = weakref.WeakMethod(clear)
+    with _lock:
+        CACHES.clears.append(clear)
+
+
+def register_cpu_setup(setup) -> None:
+    """Call ``setup(prog, n_threads)`` the first time tiarray uses each CPU program (the
+    worker threads' preparation, ``_threads``)."""
+    with _lock:
+        CACHES.cpu_setups.append(setup)
+
+
+def sync_caches():
+    """Bring the registry to the running program (clearing every registered cache if it
+    changed); returns the program (None if none runs)."""
+    with _lock:
+        prog = program()
+        if prog is CACHES.prog or (prog is None and CACHES.prog is _NO_PROGRAM):
+            return prog
+        keep = []
+        for c in CACHES.clears:
+            f = c() if isinstance(c, weakref.WeakMethod) else c
+            if f is None:
+                continue  # its owner died
+            f()
+            keep.append(c)
+        CACHES.clears[:] = keep
+        _DEVICE[0] = None
+        CACHES.prog = _NO_PROGRAM if prog is None else prog
+        CACHES.epoch += 1
+        return prog
+
+
 def ensure_init():
-    """The running Taichi program, starting Taichi with the defaults if needed."""
-    prog = _ti_impl.get_runtime().prog
-    if prog is None:
-        with _lock:
-            if _ti_impl.get_runtime().prog is None:
-                init()
-            prog = _ti_impl.get_runtime().prog
+    """The running Taichi program, starting Taichi with the defaults if needed (and the
+    registry brought to it)."""
+    prog = program()
+    if prog is not CACHES.prog:
+        if prog is None:
+            with _lock:
+                if program() is None:
+                    init()
+        prog = sync_caches()
     return prog
 
 
 def arch_name() -> str:
     """Taichi's name of the running arch ('x64', 'arm64', 'cuda', ...)."""
     ensure_init()
-    return _ti_core.arch_name(_ti_impl.current_cfg().arch)
+    return _backend.arch_name()
 
 
-_device_cache: list = [None, None]  # [program, device]
+_DEVICE: list = [None]  # the running program's device (cleared by sync)
 
 
 def current_device() -> Device:
     """The device Taichi computes on (starting Taichi with the defaults if needed)."""
-    prog = _ti_impl.get_runtime().prog
-    if prog is not None and prog is _device_cache[0]:
-        return _device_cache[1]
+    if program() is CACHES.prog:
+        dev = _DEVICE[0]
+        if dev is not None:
+            return dev
     prog = ensure_init()
     dev = _current_device_uncached()
-    _device_cache[0], _device_cache[1] = prog, dev
+    _DEVICE[0] = dev
     if dev.kind == "cpu":
-        _prepare_cpu_workers(prog)
+        for setup in list(CACHES.cpu_setups):
+            setup(prog, cpu_workers())
     return dev
-
-
-def _prepare_cpu_workers(prog) -> None:
-    """Give Taichi's CPU workers this thread's FP environment and their own CPUs, once
-    per runtime (see ``_threads``)."""
-    from . import _threads
-
-    _threads.prepare_workers(prog, cpu_workers())
 
 
 def cpu_workers() -> int:
     """The workers Taichi's CPU pool runs a parallel loop on: it has one per logical CPU of
-    the machine and uses at most ``cpu_max_num_threads`` of them."""
-    return min(int(_ti_impl.current_cfg().cpu_max_num_threads), os.cpu_count() or 1)
+    the machine and uses at most ``cpu_max_num_threads`` of them (at least 1). The one CPU
+    thread count of tiarray: the planners, the serial thresholds, the worker preparation
+    and the sparse kernels' thread slots all use it."""
+    return max(1, min(_backend.cpu_max_num_threads(), os.cpu_count() or 1))
 
 
 def _current_device_uncached() -> Device:
@@ -292,4 +352,4 @@ def is_cpu() -> bool:
 def sync() -> None:
     """Wait until every Taichi kernel launched so far has finished (a no-op on the CPU)."""
     if is_initialized() and arch_name() == "cuda":
-        ti.sync()
+        _backend.sync()

@@ -10,24 +10,17 @@ import math
 
 from . import _dtypes
 from ._array_object import TiArray
-from ._interop import empty_owned
+from ._buffer import empty_owned
 from ._kernels import reduce as _kr
-from ._reductions import (
-    check_array,
-    check_bool,
-    check_dtype,
-    default_index,
-    normalize_axes,
-    normalize_axis,
-    reduced_shape,
-)
+from ._validate import check_array, check_bool, check_dtype, normalize_axes, normalize_axis
+from ._views import reduced_shape
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted"]
 
 
 def _arg(x, axis, keepdims, is_max: bool, func: str) -> TiArray:
-    x = check_array(x, func)
-    check_dtype(x, "real numeric", func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "real numeric", func)
     check_bool(keepdims, func, "keepdims")
     if axis is None:
         axes = tuple(range(x.ndim))
@@ -42,7 +35,7 @@ def _arg(x, axis, keepdims, is_max: bool, func: str) -> TiArray:
             f"{func}(): the search is over zero elements (input shape {x._shape}, axis={axis!r}); "
             f"an empty sequence has no {'maximum' if is_max else 'minimum'}"
         )
-    out = empty_owned(reduced_shape(x._shape, axes, keepdims), default_index(), x._device)
+    out = empty_owned(reduced_shape(x._shape, axes, keepdims), _dtypes.default_index(), x._device)
     _kr.argreduce_into(out, x, axes, is_max)
     return out
 
@@ -152,11 +145,11 @@ def count_nonzero(x, /, *, axis=None, keepdims=False) -> TiArray:
     [2, 1]
     """
     func = "count_nonzero"
-    x = check_array(x, func)
-    check_dtype(x, "all", func)
-    axes = normalize_axes(axis, x.ndim, func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "all", func)
+    axes = normalize_axes(axis, x.ndim, func, none_is_all=True, sort=True, lists=False)
     check_bool(keepdims, func, "keepdims")
-    out = empty_owned(reduced_shape(x._shape, axes, keepdims), default_index(), x._device)
+    out = empty_owned(reduced_shape(x._shape, axes, keepdims), _dtypes.default_index(), x._device)
     _kr.reduce_into(out, x, axes, _kr.COUNT, _dtypes.int64)
     return out
 
@@ -194,8 +187,8 @@ def nonzero(x, /) -> tuple:
     from ._kernels.select import nonzero as _nz
 
     func = "nonzero"
-    x = check_array(x, func)
-    check_dtype(x, "all", func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "all", func)
     if x.ndim == 0:
         raise ValueError(
             f"{func}(): argument 'x' must have at least one dimension, got a 0-d array "
@@ -250,14 +243,14 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None) -> TiArray:
     from ._kernels.select import searchsorted as _ss
 
     func = "searchsorted"
-    x1 = check_array(x1, func, "x1")
-    check_dtype(x1, "real numeric", func, "x1")
+    x1 = check_array(x1, func, "x1", on_device=True)
+    check_dtype(x1._dtype, "real numeric", func, "x1")
     if isinstance(x2, (int, float)) and not isinstance(x2, bool):
-        from ._interop import asarray
+        from ._interchange import asarray
 
         x2 = asarray(x2, dtype=_dtypes.scalar_dtype(x2, x1._dtype), device=x1._device)
-    x2 = check_array(x2, func, "x2")
-    check_dtype(x2, "real numeric", func, "x2")
+    x2 = check_array(x2, func, "x2", on_device=True)
+    check_dtype(x2._dtype, "real numeric", func, "x2")
     if x1.ndim != 1:
         raise ValueError(f"{func}(): argument 'x1' must be 1-d, got {x1.ndim}-d (shape {x1._shape})")
     if side not in ("left", "right"):
@@ -269,8 +262,8 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None) -> TiArray:
             f"{func}(): x1 ({x1._dtype.name}) and x2 ({x2._dtype.name}) cannot be compared: {e}"
         ) from None
     if sorter is not None:
-        sorter = check_array(sorter, func, "sorter")
-        check_dtype(sorter, "integer", func, "sorter")
+        sorter = check_array(sorter, func, "sorter", on_device=True)
+        check_dtype(sorter._dtype, "integer", func, "sorter")
         if sorter._shape != x1._shape:
             raise ValueError(
                 f"{func}(): argument 'sorter' must have the shape of x1 {x1._shape}, got {sorter._shape}"
@@ -282,7 +275,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None) -> TiArray:
                 raise ValueError(
                     f"{func}(): argument 'sorter' holds indices in [{lo}, {hi}], outside [0, {x1._shape[0]})"
                 )
-    out = empty_owned(x2._shape, default_index(), x1._device)
+    out = empty_owned(x2._shape, _dtypes.default_index(), x1._device)
     _ss(out, x1, x2, common, side == "right", sorter)
     return out
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ._array_object import TiArray
-from ._interop import copy_array
-from ._reductions import check_array, check_dtype
+from ._kernels.copy import copy_array
+from ._validate import check_array, check_dtype
 from ._views import reshape_view
 
 __all__ = ["UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult", "unique_all", "unique_counts",
@@ -47,8 +47,8 @@ class UniqueInverseResult(NamedTuple):
 def _unique(x, func, *, indices, inverse, counts):
     from ._kernels.select import unique
 
-    x = check_array(x, func)
-    check_dtype(x, "all", func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "all", func)
     flat = reshape_view(x, (x.size,)) if x._is_c_contiguous() else None
     if flat is None or not flat._is_c_contiguous():
         flat = reshape_view(copy_array(x), (x.size,))

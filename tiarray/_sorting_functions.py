@@ -6,17 +6,18 @@ array's device, reading strided input in place.
 
 from __future__ import annotations
 
+from . import _dtypes
 from ._array_object import TiArray
-from ._interop import empty_owned
+from ._buffer import empty_owned
 from ._kernels.sort import sort_into
-from ._reductions import check_array, check_bool, check_dtype, default_index, normalize_axis
+from ._validate import check_array, check_bool, check_dtype, normalize_axis
 
 __all__ = ["argsort", "sort"]
 
 
 def _prepare(x, axis, descending, stable, func):
-    x = check_array(x, func)
-    check_dtype(x, "real numeric", func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "real numeric", func)
     axis = normalize_axis(axis, x.ndim, func)
     check_bool(descending, func, "descending")
     check_bool(stable, func, "stable")
@@ -109,6 +110,6 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True) -> TiArray:
     """
     func = "argsort"
     x, axis = _prepare(x, axis, descending, stable, func)
-    out = empty_owned(x._shape, default_index(), x._device)
+    out = empty_owned(x._shape, _dtypes.default_index(), x._device)
     sort_into(out, x, axis, descending=descending, values=False)
     return out

@@ -12,25 +12,13 @@ import math
 
 from . import _dtypes
 from ._array_object import TiArray
-from ._interop import copy_array, empty_owned
+from ._buffer import empty_owned
 from ._kernels import reduce as _kr
-from ._reductions import (
-    check_array,
-    check_bool,
-    check_dtype,
-    default_float,
-    default_int,
-    default_uint,
-    normalize_axes,
-    normalize_axis,
-    reduced_shape,
-    to_dtype,
-)
+from ._kernels.copy import copy_array
+from ._validate import check_array, check_bool, check_dtype, normalize_axes, normalize_axis
+from ._views import reduced_shape
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
-
-_builtin_max = max
-
 
 # ----------------------------------------------------------------------------- dtype rules
 
@@ -44,12 +32,12 @@ def sumprod_dtype(x: TiArray, dtype, func: str) -> _dtypes.DType:
     if dtype is None:
         k = x._dtype.kind
         if k in "bi":
-            return default_int() if x._dtype.itemsize <= default_int().itemsize else x._dtype
+            return _dtypes.default_int() if x._dtype.itemsize <= _dtypes.default_int().itemsize else x._dtype
         if k == "u":
-            du = default_uint()
+            du = _dtypes.default_uint()
             return du if x._dtype.itemsize <= du.itemsize else x._dtype
         return x._dtype
-    d = to_dtype(dtype, func)
+    d = _dtypes.to_dtype(dtype, func=func)
     if d not in _dtypes.NUMERIC:
         raise TypeError(f"{func}(): argument 'dtype' must be a numeric data type, got {d.name}")
     if d._ti_name is None:
@@ -93,7 +81,7 @@ def _prepare(x: TiArray, out_dtype: _dtypes.DType) -> TiArray:
 
 
 def _reduction(x, axis, keepdims, op, out_dtype, acc, func, *, post=_kr.POST_NONE, div=None, aux=None):
-    axes = normalize_axes(axis, x.ndim, func)
+    axes = normalize_axes(axis, x.ndim, func, none_is_all=True, sort=True, lists=False)
     check_bool(keepdims, func, "keepdims")
     shape = reduced_shape(x._shape, axes, keepdims)
     m = math.prod(x._shape[i] for i in axes)
@@ -150,8 +138,8 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False) -> TiArray:
     [3.0, 5.0, 7.0]
     """
     func = "sum"
-    x = check_array(x, func)
-    check_dtype(x, "numeric", func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "numeric", func)
     out_dtype = sumprod_dtype(x, dtype, func)
     return _reduction(x, axis, keepdims, _kr.SUM, out_dtype, acc_dtype(out_dtype), func)
 
@@ -189,16 +177,16 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False) -> TiArray:
     [2.0, 12.0]
     """
     func = "prod"
-    x = check_array(x, func)
-    check_dtype(x, "numeric", func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "numeric", func)
     out_dtype = sumprod_dtype(x, dtype, func)
     return _reduction(x, axis, keepdims, _kr.PROD, out_dtype, acc_dtype(out_dtype), func)
 
 
 def _minmax(x, axis, keepdims, op, func):
-    x = check_array(x, func)
-    check_dtype(x, "real numeric", func)
-    axes = normalize_axes(axis, x.ndim, func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "real numeric", func)
+    axes = normalize_axes(axis, x.ndim, func, none_is_all=True, sort=True, lists=False)
     if x.size == 0 and math.prod(reduced_shape(x._shape, axes, False)) != 0:
         raise ValueError(
             f"{func}(): the reduction is over zero elements (input shape {x._shape}, axis={axis!r}) "
@@ -284,9 +272,9 @@ def min(x, /, *, axis=None, keepdims=False) -> TiArray:
 
 def _float_result(x: TiArray, func: str, *, allow_complex: bool) -> _dtypes.DType:
     cat = "numeric" if allow_complex else "real numeric"
-    check_dtype(x, cat, func)
+    check_dtype(x._dtype, cat, func)
     if x._dtype.kind in "iu":
-        return default_float()
+        return _dtypes.default_float()
     return x._dtype
 
 
@@ -323,7 +311,7 @@ def mean(x, /, *, axis=None, keepdims=False) -> TiArray:
     [2.0, 3.5]
     """
     func = "mean"
-    x = check_array(x, func)
+    x = check_array(x, func, on_device=True)
     out_dtype = _float_result(x, func, allow_complex=True)
     return _reduction(
         x, axis, keepdims, _kr.SUM, out_dtype, acc_dtype(out_dtype), func, post=_kr.POST_DIV, div=float
@@ -344,10 +332,10 @@ def _check_correction(correction, func):
 
 
 def _var(x, axis, correction, keepdims, func, post):
-    x = check_array(x, func)
+    x = check_array(x, func, on_device=True)
     out_dtype = _float_result(x, func, allow_complex=False)
     c = _check_correction(correction, func)
-    axes = normalize_axes(axis, x.ndim, func)
+    axes = normalize_axes(axis, x.ndim, func, none_is_all=True, sort=True, lists=False)
     check_bool(keepdims, func, "keepdims")
     m = math.prod(x._shape[i] for i in axes)
     acc = acc_dtype(out_dtype)
@@ -444,8 +432,8 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False) -> TiArray:
 def _cumulative(x, axis, dtype, include_initial, op, func):
     from ._kernels.scan import scan_into
 
-    x = check_array(x, func)
-    check_dtype(x, "numeric", func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "numeric", func)
     if x.ndim == 0:
         raise ValueError(f"{func}(): expected an array with at least one dimension, got a 0-d array")
     if axis is None:

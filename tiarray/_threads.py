@@ -51,15 +51,24 @@ import sys
 import threading
 import warnings
 
-import taichi as ti
+import numpy as np
+
+from . import _backend, _runtime
+from ._backend import ti
+from ._launch import Launcher
 
 __all__ = ["prepare_workers", "pinned_workers", "workers_fp_env_set"]
 
-# the runtime prepared last (held, like _runtime's device cache: an id could be reused
-# after ti.reset), the (tid, cpu) pairs pinned in it, and whether its workers got the
-# calling thread's FP environment
-_state: dict = {"prog": None, "pinned": [], "fp": False}
-_lock = threading.Lock()
+# of the running program (a per-program cache): whether its workers were prepared, the
+# (tid, cpu) pairs pinned, and whether the workers got the calling thread's FP environment
+_state: dict = {"done": False, "pinned": [], "fp": False}
+
+
+def _forget() -> None:
+    _state.update(done=False, pinned=[], fp=False)
+
+
+_runtime.register_cache(_forget)
 
 
 def _libc_fenv():
@@ -77,15 +86,7 @@ _FEGETENV, _FESETENV = _libc_fenv() if sys.platform != "win32" else (None, None)
 def _call_fesetenv(envp):
     """At compile time: a call of ``fesetenv(envp)`` in the kernel being compiled."""
     if _FESETENV:
-        from taichi._lib import core as _ti_core
-        from taichi.lang import impl
-        from taichi.lang.expr import make_expr_group
-
-        rt = impl.get_runtime()
-        rt.compiling_callable.ast_builder().insert_external_func_call(
-            _FESETENV, "", "", "", make_expr_group([envp]), make_expr_group([]),
-            _ti_core.DebugInfo(rt.get_current_src_info()),
-        )  # fmt: skip
+        _backend.call_external(_FESETENV, [envp])
 
 
 # spin iterations before a probe task stops waiting (a few ns each: about 50 ms)
@@ -125,18 +126,16 @@ def _run_times() -> dict:
 
 def pinned_workers() -> list:
     """``[(thread id, cpu), ...]`` of the worker threads tiarray pinned in this runtime."""
-    from taichi.lang import impl
-
-    prog = impl.get_runtime().prog
-    return list(_state["pinned"]) if prog is not None and prog is _state["prog"] else []
+    if _runtime.program() is not _runtime.CACHES.prog:
+        _runtime.sync_caches()
+    return list(_state["pinned"])
 
 
 def workers_fp_env_set() -> bool:
     """Whether every worker of the running CPU runtime got the calling thread's FP environment."""
-    from taichi.lang import impl
-
-    prog = impl.get_runtime().prog
-    return bool(_state["fp"]) if prog is not None and prog is _state["prog"] else False
+    if _runtime.program() is not _runtime.CACHES.prog:
+        _runtime.sync_caches()
+    return bool(_state["fp"])
 
 
 def _pin_cpus(n_threads: int):
@@ -158,16 +157,12 @@ def prepare_workers(prog, n_threads: int) -> list:
 
     Returns the ``(thread id, cpu)`` pairs pinned (empty when nothing was pinned).
     """
-    with _lock:
-        if _state["prog"] is prog:
+    with _runtime.lock:
+        if _state["done"]:
             return _state["pinned"]
-        _state.update(prog=prog, pinned=[], fp=False)
+        _state.update(done=True, pinned=[], fp=False)
         if n_threads < 1:
             return []
-        import numpy as np
-
-        from ._launch import Launcher
-
         env = ctypes.create_string_buffer(1024)  # >= sizeof(fenv_t) everywhere
         envp = ctypes.addressof(env) if _FEGETENV is not None and _FEGETENV(env) == 0 else 0
         # the address of fesetenv is compiled into the kernel: never from the offline cache
@@ -211,3 +206,6 @@ def prepare_workers(prog, n_threads: int) -> list:
             return []
         _state["pinned"] = pinned
         return pinned
+
+
+_runtime.register_cpu_setup(prepare_workers)

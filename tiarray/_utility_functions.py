@@ -6,17 +6,19 @@ import builtins
 
 from . import _dtypes
 from ._array_object import TiArray
-from ._interop import copy_into, empty_owned
+from ._buffer import empty_owned
 from ._kernels import reduce as _kr
-from ._reductions import check_array, check_bool, check_dtype, normalize_axes, normalize_axis, reduced_shape
+from ._kernels.copy import copy_into
+from ._validate import check_array, check_bool, check_dtype, check_int, normalize_axes, normalize_axis
+from ._views import reduced_shape
 
 __all__ = ["all", "any", "diff"]
 
 
 def _logical(x, axis, keepdims, op, func):
-    x = check_array(x, func)
-    check_dtype(x, "all", func)
-    axes = normalize_axes(axis, x.ndim, func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "all", func)
+    axes = normalize_axes(axis, x.ndim, func, none_is_all=True, sort=True, lists=False)
     check_bool(keepdims, func, "keepdims")
     out = empty_owned(reduced_shape(x._shape, axes, keepdims), _dtypes.bool, x._device)
     _kr.reduce_into(out, x, axes, op, _dtypes.int32)
@@ -93,14 +95,14 @@ def any(x, /, *, axis=None, keepdims=False) -> TiArray:
 def _as_part(v, x: TiArray, axis: int, func: str, arg: str) -> TiArray:
     """``prepend``/``append`` as an array to concatenate with ``x`` along ``axis``."""
     if isinstance(v, (bool, int, float, complex)):
-        from ._interop import asarray
+        from ._interchange import asarray
         from ._views import broadcast_view
 
         dt = _dtypes.scalar_dtype(v, x._dtype)
         shape = list(x._shape)
         shape[axis] = 1
         return broadcast_view(asarray(v, dtype=dt, device=x._device), tuple(shape), func=func)
-    v = check_array(v, func, arg)
+    v = check_array(v, func, arg, on_device=True)
     if v.ndim != x.ndim or builtins.any(
         a != b for i, (a, b) in enumerate(zip(v._shape, x._shape)) if i != axis
     ):
@@ -153,15 +155,14 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> TiArray:
     [2, 2, 2]
     """
     from ._kernels.select import forward_difference
-    from ._reductions import _index
 
     func = "diff"
-    x = check_array(x, func)
-    check_dtype(x, "numeric", func)
+    x = check_array(x, func, on_device=True)
+    check_dtype(x._dtype, "numeric", func)
     if x.ndim == 0:
         raise ValueError(f"{func}(): argument 'x' must have at least one dimension, got a 0-d array")
     axis = normalize_axis(axis, x.ndim, func)
-    n = _index(n, func, "n")
+    n = check_int(n, func, "n")
     if n < 0:
         raise ValueError(f"{func}(): argument 'n' must be non-negative, got {n}")
     parts = []
@@ -191,7 +192,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> TiArray:
             break
         x = forward_difference(x, axis)
     if n == 0 and len(parts) == 1:
-        from ._interop import copy_array
+        from ._kernels.copy import copy_array
 
         x = copy_array(x)
     return x

@@ -139,3 +139,10 @@ def collapse(shape: tuple, *strides_list) -> tuple:
             for st, s in zip(sts, strides_list):
                 st.append(s[i])
     return tuple(sh), [tuple(st) for st in sts]
+
+
+def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
+    """The shape of a reduction of ``shape`` over ``axes``."""
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)

@@ -34,7 +34,8 @@ import numpy as np
 
 from . import _dtypes, _runtime
 from ._array_object import TiArray
-from ._manipulation_functions import check_array, normalize_axes, normalize_axis, roll
+from ._manipulation_functions import roll
+from ._validate import check_array, normalize_axes, normalize_axis
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -76,7 +77,7 @@ def _norm(norm, func: str) -> str:
 
 def _np_in(x: TiArray) -> np.ndarray:
     if x._dtype in (_dtypes.float16, _dtypes.bfloat16):
-        from ._interop import copy_array
+        from ._kernels.copy import copy_array
 
         x = copy_array(x, _dtypes.float32)
     return x._numpy_view()
@@ -97,7 +98,7 @@ def _n(n, func: str, arg: str = "n"):
 
 
 def _out(a: np.ndarray, want: _dtypes.DType) -> TiArray:
-    from ._interop import empty_owned
+    from ._buffer import empty_owned
     from ._runtime import CPU
 
     out = empty_owned(a.shape, want, CPU)
@@ -135,7 +136,7 @@ def _many_axes(x, s, axes, norm, func, kind, npf, out_kind):
             axes = tuple(range(x.ndim - len(s), x.ndim))
         else:
             axes = tuple(range(x.ndim))
-    ax = normalize_axes(tuple(axes), x.ndim, _name(func), "axes")
+    ax = normalize_axes(tuple(axes), x.ndim, _name(func), "axes", none_is_all=False, sort=False, lists=True)
     if s is not None:
         s = tuple(s)
         if len(s) != len(ax):
@@ -536,7 +537,8 @@ def ihfft(x, /, *, n=None, axis=-1, norm="backward") -> TiArray:
 
 
 def _frequencies(n, d, dtype, device, func: str, half: bool) -> TiArray:
-    from ._interop import copy_array, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_array
 
     if isinstance(n, bool):
         raise TypeError(f"{_name(func)}(): argument 'n' must be an int, got a bool")
@@ -642,9 +644,9 @@ def _shift(x, axes, func: str, sign: int) -> TiArray:
     x = check_array(x, _name(func))
     if axes is None:
         axes = tuple(range(x.ndim))
-    ax = normalize_axes(axes, x.ndim, _name(func), "axes")
+    ax = normalize_axes(axes, x.ndim, _name(func), "axes", none_is_all=False, sort=False, lists=True)
     if not ax:
-        from ._interop import copy_array
+        from ._kernels.copy import copy_array
 
         return copy_array(x)
     shifts = tuple(sign * (x._shape[a] // 2) for a in ax)

@@ -45,7 +45,7 @@ from ._linear_algebra_functions import (
     tensordot,
     vecdot,
 )
-from ._manipulation_functions import check_array, normalize_axes
+from ._validate import AxisError, check_array, normalize_axes
 from ._views import broadcast_shapes, broadcast_view
 
 __all__ = [
@@ -123,7 +123,7 @@ def _lapack_in(x: TiArray, func: str, arg: str = "x") -> np.ndarray:
             "runs on the CPU only. Copy the array with x.to_device('cpu') first"
         )
     if x._dtype in (_dtypes.float16, _dtypes.bfloat16):
-        from ._interop import copy_array
+        from ._kernels.copy import copy_array
 
         x = copy_array(x, _dtypes.float32)
     return x._numpy_view()
@@ -131,7 +131,7 @@ def _lapack_in(x: TiArray, func: str, arg: str = "x") -> np.ndarray:
 
 def _out(a: np.ndarray, dtype: _dtypes.DType | None = None) -> TiArray:
     """Copy a NumPy result into a new TiArray (tiarray-owned, aligned CPU memory)."""
-    from ._interop import empty_owned
+    from ._buffer import empty_owned
     from ._runtime import CPU
 
     a = np.asarray(a)
@@ -140,10 +140,6 @@ def _out(a: np.ndarray, dtype: _dtypes.DType | None = None) -> TiArray:
     if out.size:
         np.copyto(out._numpy_view(), a, casting="unsafe")
     return out
-
-
-def _res_dtype(x: TiArray) -> _dtypes.DType:
-    return x._dtype
 
 
 def _real_dtype(x: TiArray) -> _dtypes.DType:
@@ -773,8 +769,8 @@ def trace(x, /, *, offset=0, dtype=None) -> TiArray:
     >>> ta.linalg.trace(ta.asarray([[1, 2], [3, 4]])).item()
     5
     """
-    from ._interop import copy_array
     from ._kernels import linalg as _k
+    from ._kernels.copy import copy_array
 
     func = "trace"
     x = check_array(x, _name(func))
@@ -868,8 +864,9 @@ def cross(x1, x2, /, *, axis=-1) -> TiArray:
     >>> ta.linalg.cross(ta.asarray([1, 0, 0]), ta.asarray([0, 1, 0])).tolist()
     [0, 0, 1]
     """
-    from ._interop import copy_array, empty_owned
+    from ._buffer import empty_owned
     from ._kernels import linalg as _k
+    from ._kernels.copy import copy_array
 
     func = "cross"
     x1 = check_array(x1, _name(func), "x1")
@@ -882,7 +879,7 @@ def cross(x1, x2, /, *, axis=-1) -> TiArray:
     ax = operator.index(axis)
     n = min(x1.ndim, x2.ndim)
     if not -n <= ax <= -1:
-        raise ValueError(
+        raise AxisError(
             f"{_name(func)}(): argument 'axis' must be a negative axis in [-{n}, -1] (counted from the end), got {axis}"
         )
     if x1._shape[ax] != 3 or x2._shape[ax] != 3:
@@ -919,7 +916,7 @@ def _last(x: TiArray, axis: int) -> TiArray:
 
 def _prep(x: TiArray, ct: _dtypes.DType) -> TiArray:
     """Operands the cross kernel can read: no bfloat16/bool, complex when computing complex."""
-    from ._interop import copy_array
+    from ._kernels.copy import copy_array
 
     if x._dtype is _dtypes.bfloat16 or (ct.kind == "c" and x._dtype.kind != "c"):
         return copy_array(x, ct)
@@ -955,7 +952,8 @@ def matrix_power(x, n, /) -> TiArray:
     >>> ta.linalg.matrix_power(ta.asarray([[1, 1], [0, 1]]), 3).tolist()
     [[1, 3], [0, 1]]
     """
-    from ._interop import copy_array, copy_into, empty_owned
+    from ._buffer import empty_owned
+    from ._kernels.copy import copy_array, copy_into
 
     func = "matrix_power"
     x = check_array(x, _name(func))
@@ -991,10 +989,10 @@ def matrix_power(x, n, /) -> TiArray:
 
 
 def _one(dtype: _dtypes.DType, device) -> TiArray:
-    from ._interop import asarray
+    from ._interchange import asarray
 
     if dtype is _dtypes.bfloat16:
-        from ._interop import copy_array
+        from ._kernels.copy import copy_array
 
         return copy_array(asarray(np.ones((), np.float32), device=device), dtype)
     return asarray(np.ones((), dtype=dtype.numpy), device=device)
@@ -1041,7 +1039,11 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> TiArray:
     func = "vector_norm"
     x = check_array(x, _name(func))
     _floating(x, func)
-    axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.ndim, _name(func))
+    axes = (
+        tuple(range(x.ndim))
+        if axis is None
+        else normalize_axes(axis, x.ndim, _name(func), none_is_all=False, sort=False, lists=True)
+    )
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"{_name(func)}(): argument 'ord' must be a number, got {ord!r}")
     ord = float(ord)
@@ -1067,7 +1069,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> TiArray:
 
 
 def _finish(r: TiArray, x: TiArray, axes: tuple, keepdims: bool) -> TiArray:
-    from ._interop import copy_array
+    from ._kernels.copy import copy_array
 
     rd = _real_dtype(x)
     if r._dtype is not rd:
@@ -1110,8 +1112,8 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro") -> TiArray:
     >>> ta.linalg.matrix_norm(ta.asarray([[1.0, -2.0], [3.0, 4.0]]), ord=1).item()
     6.0
     """
-    from ._interop import copy_array
     from ._kernels import linalg as _k
+    from ._kernels.copy import copy_array
 
     func = "matrix_norm"
     x = check_array(x, _name(func))

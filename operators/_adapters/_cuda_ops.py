@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from tiarray import _cuda
+from tiarray._internal import cuda as _cuda
 
 __all__ = ["memset_async", "memcpy_async", "read_scalar", "order"]
 

@@ -4,15 +4,15 @@ A plan is everything a call decides from its signature (static parameters, the d
 shape of each input): the compiled kernel spec, how each input becomes a launch value,
 the outputs to allocate. Adapters cache plans in ``op._plans`` under a key they build
 from what they can read cheaply, so a repeated call costs a dict lookup, the pointer
-reads, the output allocation and the launch.
+reads, the output allocation and the launch. ``op._plans`` is a per-program cache
+(cleared by the runtime's registry): a call first checks
+``program() is not CACHES.prog`` and calls ``ensure_init()`` when it fails.
 """
 
 from __future__ import annotations
 
-from taichi.lang import impl as _ti_impl
-
-from tiarray import _runtime
-from tiarray._launch import _P_FLOAT
+from tiarray import _internal as _core
+from tiarray._internal import P_FLOAT as _P_FLOAT
 
 __all__ = ["Plan", "make_plan"]
 
@@ -22,7 +22,6 @@ class Plan:
         "res",  # the operator's _Resolved
         "res_op",  # the Operator
         "spec",  # compiled Launcher spec
-        "prog",  # Taichi program the spec belongs to
         "in_conv",  # per input: None (array) or a scalar converter (float / int)
         "in_shapes",  # per input: launch shape of an array input (None for scalars)
         "in_nbytes",  # per input: bytes of an array input (None for scalars)
@@ -53,7 +52,7 @@ def _launch_shape(sd):
 
 def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
     """Build a plan for a call whose inputs have ``in_sds`` (``(DType, shape)`` per input)."""
-    dev = _runtime.current_device()
+    dev = _core.current_device()
     if dev.kind != device_kind:
         raise TypeError(
             f"{op.name}: the {fw} arrays live on {device_kind}, but Taichi computes on {dev}; "
@@ -76,7 +75,6 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
         for s in (False, True)
     }
     p.extra = bool(res.scratch[False]) or p.decide is not None
-    p.prog = _ti_impl.get_runtime().prog
     conv = []
     shapes = []
     nbytes = []
@@ -155,13 +153,9 @@ def host_view(ptr: int, shape: tuple, dtype):
     return a
 
 
-def plan_is_current(p: Plan) -> bool:
-    """False once Taichi was reset (``ti.reset``/``ti.init``) since the plan was made."""
-    return p.prog is _ti_impl.get_runtime().prog
-
-
-def scalar_sig(prm_dtype):
-    return (prm_dtype, ())
+program = _core.program
+CACHES = _core.CACHES
+ensure_init = _core.ensure_init
 
 
 def not_an_array(op, i, a):

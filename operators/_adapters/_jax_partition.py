@@ -32,7 +32,8 @@ import threading
 import jax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from taichi.lang import impl as _ti_impl
+
+from tiarray import _internal as _core
 
 __all__ = ["direct_lowering", "lower", "explicit_out_specs"]
 
@@ -89,9 +90,7 @@ def lower(jop, ctx, operands, static, mode, mask, n_in):
     # XLA calls ``partition`` on its compile thread, where the kernel for the local shapes
     # is compiled; Taichi builds its root SNode tree only on the thread that ran ti.init:
     # do that now (this thread lowers the computation).
-    rt = _ti_impl.get_runtime()
-    if not rt.materialized:
-        rt.materialize()
+    _core.materialize()
     cp = _custom_partitioned(jop, mode, static, mask, n_in)
     token = direct_lowering.set(True)
     try:

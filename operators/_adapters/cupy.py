@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import cupy
 
-from tiarray import _dtypes, _runtime
+from tiarray import _internal as _core
+from tiarray._internal import dtypes as _dtypes
 
 from . import _cuda_ops
-from ._eager import make_plan, not_an_array, plan_is_current
+from ._eager import CACHES, ensure_init, make_plan, not_an_array, program
 
 __all__ = ["call"]
 
@@ -25,7 +26,7 @@ def _build(op, skey, args, key):  # pragma: no cover - needs a GPU
     params = op._params
     op._check_nargs(len(args))
     in_sds = []
-    dev = _runtime.current_device()
+    dev = _core.current_device()
     for i, a in enumerate(args):
         p = params[i]
         if isinstance(a, _ndarray):
@@ -55,8 +56,10 @@ def _build(op, skey, args, key):  # pragma: no cover - needs a GPU
 def call(op, args, static):  # pragma: no cover - needs a GPU
     skey = op._static_key(static) if static else ()
     key = ("cupy", skey, *[(a.dtype, a.shape) if isinstance(a, _ndarray) else type(a) for a in args])
+    if program() is not CACHES.prog:  # first call, or Taichi was reset
+        ensure_init()
     plan = op._plans.get(key)
-    if plan is None or not plan_is_current(plan):
+    if plan is None:
         plan = _build(op, skey, args, key)
     vals = []
     keep = []

@@ -5,7 +5,7 @@ TiArray adapter: no differentiation, no tracing."""
 
 from __future__ import annotations
 
-from tiarray._interop import from_dlpack
+from tiarray._internal import from_dlpack
 
 from . import tiarray as _tiarray
 

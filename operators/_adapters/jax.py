@@ -47,9 +47,9 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from taichi.lang import impl as _ti_impl
 
-from tiarray import _dtypes, _runtime
+from tiarray import _internal as _core
+from tiarray._internal import dtypes as _dtypes
 
 from .. import _operator
 from . import _jax_partition as _partitioning
@@ -126,8 +126,7 @@ class _Record:
         "mode",
         "res",
         "arch",
-        "spec",
-        "prog",
+        "spec",  # None until built, and after the program changed
         "ins",
         "outs",
         "n_in",
@@ -213,7 +212,6 @@ def _make_specs(rec):
     else:
         rec.serial = False
     rec.spec = op._spec(res, arch, grad_mask=rec.grad_mask, serial=rec.serial)
-    rec.prog = _ti_impl.get_runtime().prog
     rec.fast = _make_fast_fwd(rec, rec.spec, rec.serial) if mode == "fwd" and arch == "cpu" else None
     if rec.decide is not None:
         rec.specs = {srl: op._spec(res, arch, serial=srl) for srl in (False, True)}
@@ -244,7 +242,10 @@ def _make_fast_fwd(rec, spec, serial):
     call). About 1-2 us cheaper per call than the generic path through ``spec.launch``.
     Scratch results (after the outputs) are zero-filled to the size of the ``serial``
     variant and passed with its shape."""
-    from tiarray._launch import _P_ARRAY, _P_FLOAT, _P_INT, _launch_lock
+    from tiarray._internal import P_ARRAY as _P_ARRAY
+    from tiarray._internal import P_FLOAT as _P_FLOAT
+    from tiarray._internal import P_INT as _P_INT
+    from tiarray._internal import launch_lock as _launch_lock
 
     ctx = spec.t_kernel.make_launch_context()
     ns = {
@@ -252,7 +253,7 @@ def _make_fast_fwd(rec, spec, serial):
         "memset": ctypes.memset,
         "ctx": ctx,
         "lock": _launch_lock,
-        "launch_kernel": spec.prog.launch_kernel,
+        "launch_kernel": spec.run,
         "compiled": spec.compiled,
         "L": [None] * len(spec.setters),
     }
@@ -314,8 +315,20 @@ def _make_fast_fwd(rec, spec, serial):
     return ns["run"]
 
 
+def _forget_specs():
+    """The registry's clear hook: every record's specs belong to the old program (the
+    records themselves stay: compiled XLA executables name them)."""
+    for rec in _records:
+        rec.spec = rec.fast = rec.specs = rec.fasts = None
+
+
+_core.register_cache(_forget_specs)
+
+
 def _current_spec(rec):
-    if rec.prog is not _ti_impl.get_runtime().prog:  # Taichi was reset since lowering
+    if program() is not CACHES.prog:  # Taichi was reset since lowering
+        _core.ensure_init()
+    if rec.spec is None:
         _make_specs(rec)
     return rec.spec
 
@@ -323,13 +336,15 @@ def _current_spec(rec):
 # ----------------------------------------------------------------------------- handlers
 
 _U64 = _xla_ffi._U64
+program = _core.program
+CACHES = _core.CACHES
 _memset = ctypes.memset
 _memmove = ctypes.memmove
 
 
 def _run_cpu(rid, api, ctx, args, rets):
     rec = _records[rid]
-    if rec.prog is not _ti_impl.pytaichi.prog:
+    if program() is not CACHES.prog or rec.spec is None:
         _current_spec(rec)
     if rec.fasts is not None:  # the variant depends on the inputs' values
         rec.fasts[rec.op._serial_for(rec.res, _host_inputs(rec, args))](args, rets)
@@ -559,7 +574,7 @@ class _JaxOp:
     # -- lowering ----------------------------------------------------------------------
 
     def _lower(self, ctx, *operands, static, mode, arch, mask=None):
-        dev = _runtime.current_device()
+        dev = _core.current_device()
         if dev.kind != arch:
             raise TypeError(
                 f"{self.op.name}: JAX runs this computation on {arch}, but Taichi computes on {dev}; "

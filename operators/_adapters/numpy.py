@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiarray import _dtypes
-from tiarray._interop import numpy_data_ptr as data_ptr
+from tiarray._internal import dtypes as _dtypes
+from tiarray._internal import numpy_data_ptr as data_ptr
 
-from ._eager import make_plan, not_an_array, plan_is_current
+from ._eager import CACHES, ensure_init, make_plan, not_an_array, program
 
 __all__ = ["call"]
 
@@ -67,8 +67,10 @@ def _check_scalar(op, i, a):
 def call(op, args, static):
     skey = op._static_key(static) if static else ()
     key = ("numpy", skey, *[(a.dtype, a.shape) if isinstance(a, _ndarray) else type(a) for a in args])
+    if program() is not CACHES.prog:  # first call, or Taichi was reset
+        ensure_init()
     plan = op._plans.get(key)
-    if plan is None or not plan_is_current(plan):
+    if plan is None:
         plan = _build(op, skey, args, key)
     vals = []
     keep = None

@@ -6,10 +6,9 @@ outputs are new zero-filled TiArrays on Taichi's device.
 
 from __future__ import annotations
 
-from tiarray._array_object import TiArray
-from tiarray._interop import copy_array, empty_owned, view_of
+from tiarray._internal import TiArray, copy_array, empty_owned, view_of
 
-from ._eager import HostInputs, host_view, make_plan, not_an_array, plan_is_current
+from ._eager import CACHES, HostInputs, ensure_init, host_view, make_plan, not_an_array, program
 
 _empty_owned = empty_owned
 
@@ -75,8 +74,10 @@ def call(op, args, static):
         else:
             key.append(type(a))
     key = tuple(key)
+    if program() is not CACHES.prog:  # first call, or Taichi was reset
+        ensure_init()
     plan = op._plans.get(key)
-    if plan is None or not plan_is_current(plan):
+    if plan is None:
         plan = _build(op, skey, args, key)
     vals = []
     keep = []
@@ -91,7 +92,7 @@ def call(op, args, static):
     outs = []
     device = plan.native_out
     if device is None:
-        from tiarray._runtime import current_device
+        from tiarray._internal import current_device
 
         device = current_device()
     for shape, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch):

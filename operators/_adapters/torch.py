@@ -30,15 +30,17 @@ with CUDA events (no host synchronisation).
 from __future__ import annotations
 
 import ast
+import importlib.abc
+import importlib.util
+import sys
 import threading
 
 import torch
-from taichi.lang import impl as _ti_impl
 
-from tiarray import _dtypes
-from tiarray._launch import _P_FLOAT
+from tiarray._internal import P_FLOAT as _P_FLOAT
+from tiarray._internal import dtypes as _dtypes
 
-from ._eager import HostInputs, make_plan, plan_is_current
+from ._eager import CACHES, HostInputs, ensure_init, make_plan, program
 
 __all__ = ["call"]
 
@@ -142,8 +144,10 @@ def _key(skey, args):
 def _eager(op, skey, args, key=None):
     if key is None:
         key = _key(skey, args)
+    if program() is not CACHES.prog:  # first call, or Taichi was reset
+        ensure_init()
     plan = op._plans.get(key)
-    if plan is None or not plan_is_current(plan):
+    if plan is None:
         plan = _build(op, skey, args, key)
     vals = []
     keep = None
@@ -470,9 +474,9 @@ def _taichi_vjp(op, inputs, cts, skey, mask):
     """Run the kernel's reverse-mode variant: input gradients for the inputs in ``mask``."""
     res = _resolve_tensors(op, inputs, skey)
     dev = _device_of(inputs)
-    from tiarray import _runtime
+    from tiarray import _internal as _core
 
-    rt = _runtime.current_device()
+    rt = _core.current_device()
     if rt.kind != dev.type:
         raise TypeError(f"{op.name}: the tensors live on {dev}, but Taichi computes on {rt}")
     gmask = tuple(mask) + tuple(o.dtype.kind in "fc" for o in res.outs)
@@ -607,8 +611,10 @@ def call(op, args, static):
     if not grad:
         # the direct route: _eager inlined (this is the hot path of eager torch code)
         key = tuple(key)
+        if program() is not CACHES.prog:  # first call, or Taichi was reset
+            ensure_init()
         plan = op._plans.get(key)
-        if plan is None or plan.prog is not _ti_impl.pytaichi.prog:
+        if plan is None:
             plan = _build(op, skey, args, key)
         vals = []
         keep = None
@@ -707,7 +713,43 @@ def _traced_entry(uid, skey, *args):
     return _call_op(op, op._static_key(dict(skey)), args)
 
 
-torch._dynamo.allow_in_graph(_traced_entry)
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``callback(module)`` once module ``name`` has been imported (a one-shot finder
+    that wraps the module's loader)."""
+
+    def __init__(self, name, callback):
+        self.name = name
+        self.callback = callback
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)  # one shot; the search below must not find this finder
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+        callback = self.callback
+
+        def exec_then_call(module):
+            exec_module(module)
+            callback(module)
+
+        spec.loader.exec_module = exec_then_call
+        return spec
+
+
+def _allow_in_graph(dynamo) -> None:
+    dynamo.allow_in_graph(_traced_entry)
+
+
+# torch.compile must find _traced_entry marked before it traces an Operator call, but
+# importing torch._dynamo costs 1-3 s, which an eager program never needs: mark it now if
+# Dynamo is loaded, else the moment it is (torch.compile and torch.export import it).
+if "torch._dynamo" in sys.modules:
+    _allow_in_graph(sys.modules["torch._dynamo"])
+else:
+    sys.meta_path.insert(0, _AfterImport("torch._dynamo", _allow_in_graph))
 
 
 def _traced_call(op, args, static):

@@ -7,8 +7,7 @@ cost nothing at run time.
 No ``from __future__ import annotations`` here: kernels import from this module.
 """
 
-import taichi as ti
-from taichi.lang import impl as _impl
+from tiarray import _internal as _core
 
 # Taichi's CPU backend splits a parallel range-for of N iterations into
 # ``num_threads`` chunks of ``max(ceil(N / num_threads), 512)`` iterations (taichi 1.7,
@@ -21,12 +20,12 @@ CHUNK = 512
 
 def is_bool(a) -> bool:
     """Whether an ndarray argument holds booleans (passed as u8)."""
-    return a.get_type().element_type == ti.u8
+    return _core.element_type(a) == _core.ti.u8
 
 
 def is_i32(a) -> bool:
     """Whether an ndarray argument holds int32 (index arrays: 32-bit comparisons suffice)."""
-    return a.get_type().element_type == ti.i32
+    return _core.element_type(a) == _core.ti.i32
 
 
 def ndim(a) -> int:
@@ -35,10 +34,9 @@ def ndim(a) -> int:
 
 def on_gpu() -> bool:
     """Whether kernels are being compiled for a GPU (atomics instead of private buffers)."""
-    arch = _impl.current_cfg().arch
-    return arch in (ti.cuda, ti.vulkan, ti.metal, ti.amdgpu, ti.opengl, ti.gles)
+    return _core.compiling_for_gpu()
 
 
 def num_threads() -> int:
-    """Worker threads of Taichi's CPU thread pool."""
-    return int(_impl.current_cfg().cpu_max_num_threads)
+    """Worker threads of Taichi's CPU thread pool (``tiarray._runtime.cpu_workers``)."""
+    return _core.cpu_workers()

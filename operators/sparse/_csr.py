@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiarray._launch import IEEE
+from tiarray._internal import IEEE
 
 from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _csr_kernels as K
@@ -287,7 +287,7 @@ def _float_like(x):
 
 
 def _product_call(name, weights, indices, indptr, x, shape, transpose, allow_bool, ndim):
-    transpose = _validate.check_bool(name, "transpose", transpose)
+    transpose = _validate.check_bool(transpose, name, "transpose", numpy_bool=True)
     xname = ("events" if allow_bool else "matrix") if ndim == 2 else _XNAME[allow_bool]
     x = _validate.as_array(name, xname, x)
     w, idx, ptr, m, n = _validate.csr(

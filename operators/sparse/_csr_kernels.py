@@ -30,7 +30,7 @@ scatter is one thread per row with atomic adds and ``scratch`` is ignored.
 No ``from __future__ import annotations`` here: Taichi reads the annotations.
 """
 
-import taichi as ti
+from tiarray._internal import ti
 
 from ._common import CHUNK, is_bool, is_i32, ndim, num_threads, on_gpu
 

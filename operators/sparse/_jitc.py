@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiarray import _dtypes
-from tiarray._launch import IEEE
+from tiarray._internal import IEEE
+from tiarray._internal import dtypes as _dtypes
 
 from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _jitc_kernels as K
@@ -237,7 +237,7 @@ def _float_like(x):
 
 
 def _mv(func, dist, x, params, prob, seed, shape, transpose, allow_bool):
-    transpose = _validate.check_bool(func, "transpose", transpose)
+    transpose = _validate.check_bool(transpose, func, "transpose", numpy_bool=True)
     m, n = _validate.shape2(func, shape)
     name = "events" if allow_bool else "vector"
     x = _validate.as_array(func, name, x)
@@ -393,7 +393,7 @@ for _f, _d, _e in [
 
 
 def _todense(func, dist, params, prob, seed, shape, transpose):
-    transpose = _validate.check_bool(func, "transpose", transpose)
+    transpose = _validate.check_bool(transpose, func, "transpose", numpy_bool=True)
     m, n = _validate.shape2(func, shape)
     like = next((v for v in (*params, prob, seed) if not _validate.is_py_number(v)), np.zeros(()))
     like = _validate.as_array(func, "weight", like)

@@ -33,7 +33,7 @@ Kernel convention as in ``_csr_kernels``: inputs, outputs, scratch, statics. Sca
 No ``from __future__ import annotations`` here.
 """
 
-import taichi as ti
+from tiarray._internal import ti
 
 from ._common import CHUNK, is_bool, on_gpu
 

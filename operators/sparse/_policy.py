@@ -72,10 +72,10 @@ def set_thresholds(*, gather=None, scatter=None, jitc=None) -> dict:
 
 def threads() -> int:
     """Thread blocks of a parallel CPU scatter (1 on GPUs)."""
-    from tiarray import _runtime
+    from tiarray import _internal as _core
 
-    _runtime.ensure_init()
-    if not _runtime.is_cpu():
+    _core.ensure_init()
+    if not _core.is_cpu():
         return 1
     return max(1, num_threads())
 
@@ -125,10 +125,10 @@ def csr_scratch(weights, indices, indptr, x, *, serial, shape, transpose):
 
 
 def _cpu() -> bool:
-    from tiarray import _runtime
+    from tiarray import _internal as _core
 
-    _runtime.ensure_init()
-    return _runtime.is_cpu()
+    _core.ensure_init()
+    return _core.is_cpu()
 
 
 def gather_policy(work):

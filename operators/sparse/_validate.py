@@ -21,12 +21,12 @@ import weakref
 
 import numpy as np
 
-from tiarray import _dtypes
-from tiarray._detect import framework_of
+from tiarray._internal import asarray, check_bool, framework_of
+from tiarray._internal import dtypes as _dtypes
 
 from . import _xp
 
-__all__ = ["shape2", "csr", "dense_operand", "float_scalar", "int_scalar", "as_array"]
+__all__ = ["check_bool", "shape2", "csr", "dense_operand", "float_scalar", "int_scalar", "as_array"]
 
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -61,21 +61,13 @@ def shape2(func: str, shape) -> tuple[int, int]:
     return m, n
 
 
-def check_bool(func: str, name: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{func}(): argument '{name}' must be a bool, got {value!r}")
-    return bool(value)
-
-
 def as_array(func: str, name: str, x):
     """``x`` if it is an array of a supported framework, else ``np.asarray(x)``."""
     fw = framework_of(x)
     if fw in ("numpy", "torch", "jax", "cupy", "tiarray"):
         return x
     if fw == "taichi":
-        import tiarray as ta
-
-        return ta.asarray(x)
+        return asarray(x)
     if x is None:
         raise TypeError(f"{func}(): argument '{name}' must be an array, got None")
     try:

@@ -13,8 +13,9 @@ import sys
 
 import numpy as np
 
-from tiarray import _dtypes
-from tiarray._detect import framework_of, is_jax_tracer
+from tiarray import _internal as _core
+from tiarray._internal import asarray, framework_of, is_jax_tracer
+from tiarray._internal import dtypes as _dtypes
 
 __all__ = [
     "fw_of",
@@ -74,9 +75,7 @@ def astype(x, dtype):
         td = getattr(torch, _dtypes.from_numpy_dtype(npd).name)
         return x if x.dtype == td else x.to(td)
     if fw == "tiarray":
-        import tiarray as ta
-
-        return x if x.dtype.numpy == npd else ta.astype(x, _dtypes.from_numpy_dtype(npd))
+        return x if x.dtype.numpy == npd else x.__array_namespace__().astype(x, _dtypes.from_numpy_dtype(npd))
     if x.dtype == npd:
         return x
     return x.astype(npd)
@@ -100,9 +99,8 @@ def full(shape, value, dtype, like):
 
         return cupy.full(tuple(shape), value, dtype=npd)
     if fw == "tiarray":
-        import tiarray as ta
-
-        return ta.full(tuple(shape), value, dtype=_dtypes.from_numpy_dtype(npd), device=like.device)
+        xp = like.__array_namespace__()
+        return xp.full(tuple(shape), value, dtype=_dtypes.from_numpy_dtype(npd), device=like.device)
     return np.full(tuple(shape), value, dtype=npd)
 
 
@@ -118,9 +116,7 @@ def moveaxis(x, src: int, dst: int):
 
         return cupy.moveaxis(x, src, dst)
     if framework_of(x) == "tiarray":
-        import tiarray as ta
-
-        return ta.moveaxis(x, src, dst)
+        return x.__array_namespace__().moveaxis(x, src, dst)
     return np.moveaxis(x, src, dst)
 
 
@@ -139,9 +135,7 @@ def stack(xs, axis: int = 0):
 
         return cupy.stack(list(xs), axis=axis)
     if fw == "tiarray":
-        import tiarray as ta
-
-        return ta.stack(list(xs), axis=axis)
+        return xs[0].__array_namespace__().stack(list(xs), axis=axis)
     return np.stack(list(xs), axis=axis)
 
 
@@ -202,24 +196,18 @@ def from_numpy(a: np.ndarray, like):
 
         return cupy.asarray(a)
     if fw == "tiarray":
-        import tiarray as ta
-
-        return ta.asarray(a, device=like.device)
+        return asarray(a, device=like.device)
     return a
 
 
 def host_op(op, *args, **static):
     """Run an Operator on host NumPy arrays (the eager helpers' passes): directly when Taichi
     runs on the CPU, through TiArrays on Taichi's device otherwise; NumPy results."""
-    from tiarray import _runtime
-
-    _runtime.ensure_init()
-    if _runtime.is_cpu():
+    _core.ensure_init()
+    if _core.is_cpu():
         return op(*args, **static)
-    import tiarray as ta
-
-    dev = _runtime.current_device()
-    res = op(*[ta.asarray(np.ascontiguousarray(a), device=dev) if isinstance(a, np.ndarray) else a for a in args],
+    dev = _core.current_device()
+    res = op(*[asarray(np.ascontiguousarray(a), device=dev) if isinstance(a, np.ndarray) else a for a in args],
              **static)  # fmt: skip
     if isinstance(res, tuple):
         return tuple(np.asarray(r) for r in res)

@@ -1,4 +1,4 @@
-"""A child module for tests/test_hostile_input.py's check of the crash-isolating runner:
+"""A child module for tests/core/test_hostile_input.py's check of the crash-isolating runner:
 one test crashes the interpreter, one fails, the others pass."""
 
 import ctypes

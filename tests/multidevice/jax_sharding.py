@@ -1,6 +1,6 @@
 """Operators on several JAX devices: inside ``shard_map`` and under ``jit`` with sharded inputs.
 
-Runs in its own process with 4 virtual CPU devices (``tests/test_jax_multidevice.py``
+Runs in its own process with 4 virtual CPU devices (``tests/operators/test_jax_multidevice.py``
 starts it; ``python -m pytest tests/multidevice/jax_sharding.py`` runs it directly).
 Every result is compared with the same computation on one device (or a NumPy reference);
 the partitioning claims are checked on the compiled HLO.

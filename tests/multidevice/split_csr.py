@@ -1,6 +1,6 @@
 """CSR products split by rows or columns over 4 JAX devices (``tiarray.operators.distributed``).
 
-Runs in its own process with 4 virtual CPU devices (``tests/test_jax_multidevice.py``
+Runs in its own process with 4 virtual CPU devices (``tests/operators/test_jax_multidevice.py``
 starts it). The products are the library's ``event_csrmv`` and ``csrmv``; every result is
 compared with the dense NumPy product and with the same operator on one device.
 """

@@ -2,7 +2,7 @@
 
 ``python tests/multiprocess/jax_network.py RANK WORLD PORT OUT`` is one process of a
 ``jax.distributed`` job on 127.0.0.1 with CPU collectives over gloo, 2 CPU devices per
-process (``tests/test_jax_multiprocess.py`` starts two: 4 devices in all). The functions
+process (``tests/operators/test_jax_multiprocess.py`` starts two: 4 devices in all). The functions
 here are also what the single-process reference runs.
 
 The network: ``N`` leaky integrate-and-fire neurons, recurrent CSR connectivity whose rows

@@ -1,7 +1,7 @@
 """A torch module built on tiarray Operators, trained with DistributedDataParallel.
 
 ``python tests/multiprocess/torch_ddp.py RANK WORLD PORT OUT`` is one rank of a gloo job
-on 127.0.0.1 (``tests/test_torch_ddp.py`` starts two); ``train(rank=0, world=1)`` is the
+on 127.0.0.1 (``tests/operators/test_torch_ddp.py`` starts two); ``train(rank=0, world=1)`` is the
 single-process run it is compared with. Each rank takes its contiguous half of every
 batch; DDP averages the gradients, so with a mean loss the averaged gradient equals the
 single-process gradient of the whole batch.

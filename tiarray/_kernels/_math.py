@@ -22,7 +22,7 @@ Results need Taichi's ``fast_math`` off (tiarray's default): with it, LLVM may a
 there are no NaNs, infinities or signed zeros.
 """
 
-import taichi as ti
+from .._backend import ti
 
 # ----------------------------------------------------------------------------- constants
 

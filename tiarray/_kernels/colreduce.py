@@ -23,10 +23,9 @@ axis of row stride ``S >= L`` over ``L`` contiguous outputs, for float32/float64
 No ``from __future__ import annotations`` here: Taichi reads the annotations.
 """
 
-import taichi as ti
-
+from .._backend import ti
 from .._launch import IEEE, Launcher
-from . import reduce as R
+from . import _reduce_funcs as R
 
 _TW = 2048  # columns per tile
 

@@ -1,10 +1,16 @@
-"""Strided copy with casting and broadcasting: ``dst[...] = src[...]``."""
+"""Copies: the strided copy kernel (``dst[...] = src[...]`` with casting and broadcasting)
+and the copies of TiArrays built on it (``copy_array``, ``copy_into``, ``copy_to_device``).
 
-import taichi as ti
+No ``from __future__ import annotations``: this module defines a kernel."""
 
-from .. import _dtypes
+import numpy as np
+
+from .. import _cuda, _dtypes, _launch, _runtime
 from .._array_object import TiArray
+from .._backend import ti
+from .._buffer import empty_owned
 from .._launch import IEEE, Launcher
+from .._runtime import Device
 from .._views import broadcast_view, collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
 
@@ -79,8 +85,6 @@ def strided_copy(dst: TiArray, src) -> None:
 
 
 def _fill_zero(x: TiArray) -> None:
-    from .._interop import empty_owned
-
     z = empty_owned((), x._dtype, x._device, zero=True)
     _run(x, broadcast_view(z, x._shape))
 
@@ -100,3 +104,53 @@ def _run(d: TiArray, s: TiArray) -> None:
         serial=_launcher.use_serial(n * (d._dtype.itemsize + s._dtype.itemsize)),
     )
     spec.launch([dspan, sspan, meta_arg(meta), n])
+
+
+# ----------------------------------------------------------------------------- copies of TiArrays
+
+
+def copy_array(x: TiArray, dtype: _dtypes.DType | None = None, device: Device | None = None) -> TiArray:
+    """A new C-contiguous, writable copy of ``x`` (optionally cast and/or on another device)."""
+    dtype = x._dtype if dtype is None else dtype
+    device = x._device if device is None else device
+    if device != x._device:
+        y = copy_to_device(x, device)
+        return y if dtype is y._dtype else copy_array(y, dtype)
+    out = empty_owned(x._shape, dtype, device)
+    copy_into(out, x)
+    return out
+
+
+def copy_into(dst: TiArray, src: TiArray) -> None:
+    """Copy ``src`` into ``dst`` (same shape, same device), casting to ``dst``'s dtype."""
+    if dst.size == 0:
+        return
+    if dst._device.kind == "cpu" and dst._dtype._np is not None and src._dtype._np is not None:
+        # On the CPU a copy is a memory operation: NumPy's copy loops run at memcpy speed
+        # on views of the same memory (no round trip).
+        np.copyto(dst._numpy_view(), src._numpy_view(), casting="unsafe")
+        return
+    strided_copy(dst, src)
+
+
+def copy_to_device(x: TiArray, device: Device, *, stream=None) -> TiArray:
+    """Copy ``x`` to another device (CPU <-> CUDA) as a C-contiguous array."""
+    if device == x._device:
+        return copy_array(x)
+    src = x if x._is_c_contiguous() else copy_array(x)
+    out = empty_owned(x._shape, x._dtype, device)
+    _runtime.sync()
+    _cuda.memcpy(out._ptr, src._ptr, src._nbytes())
+    return out
+
+
+def contiguous_for_kernel(x: TiArray):
+    """A C-contiguous copy of ``x`` for a kernel argument, and a write-back callable (or
+    None for a read-only ``x``) that copies the kernel's writes back after the launch."""
+    tmp = copy_array(x)
+    if x._readonly:
+        return tmp, None
+    return tmp, lambda: copy_into(x, tmp)
+
+
+_launch.attach_contiguous_copy(contiguous_for_kernel)

@@ -3,8 +3,7 @@
 Outputs are new C-contiguous arrays passed as 1-D spans (complex data as real pairs).
 """
 
-import taichi as ti
-
+from .._backend import ti
 from .._launch import IEEE, Launcher
 
 

@@ -26,8 +26,8 @@ inner loop over its last axis, so the index arithmetic costs one division per ro
 Operations are small ``@ti.func``s; the scalar math they use is in :mod:`._math`.
 """
 
-import taichi as ti
-
+from .. import _backend
+from .._backend import ti
 from . import _math as m
 
 # ----------------------------------------------------------------------------- load / store
@@ -1184,7 +1184,7 @@ def _branch_free(fn, seen: set) -> bool:
                 mod = g.get(node.func.value.id)
                 if mod is not None and mod is not ti:
                     callee = getattr(mod, node.func.attr, None)
-            if getattr(callee, "_is_taichi_function", False) and not _branch_free(callee, seen):
+            if _backend.is_func(callee) and not _branch_free(callee, seen):
                 return False
     return True
 

@@ -21,14 +21,15 @@ and ``y[dst] = x[src]`` (gather) or ``x[src] = y[dst]`` (scatter).
 """
 
 import numpy as np
-import taichi as ti
 
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
-from .._interop import copy_array, empty_owned
+from .._backend import ti
+from .._buffer import empty_owned
 from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
+from .copy import copy_array
 
 # meta layout of _move: [x_base, y_base, idx_base, adv_dim, shape[nd], xst[nd], yst[nd], ist[nd], err, bad]
 _H = 4
@@ -399,7 +400,9 @@ def move(
     serial = _move_l.use_serial(n * (2 * it + idt.itemsize))
     key = (x._dtype, idt, nd, p, raw, scatter, serial)
     spec = _move_specs.get(key)
-    if spec is None or spec.prog is not _runtime.ensure_init():
+    if _runtime.program() is not _runtime.CACHES.prog:
+        _runtime.ensure_init()
+    if spec is None:
         spec = _move_l.spec(
             [
                 (x._dtype, 1, False),
@@ -418,6 +421,7 @@ def move(
 
 
 _move_specs: dict = {}
+_runtime.register_cache(_move_specs.clear)
 
 
 def gather1(x: TiArray, idx: TiArray, y: TiArray, xst: int, yst: int, ist: int, dim: int) -> None:

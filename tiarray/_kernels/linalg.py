@@ -12,11 +12,9 @@ norm of an array holding ``inf`` is ``inf``; NaN propagates through max/min).
 
 import math
 
-import numpy as np
-import taichi as ti
-
-from .. import _dtypes
+from .. import _dtypes, _runtime
 from .._array_object import TiArray
+from .._backend import ti
 from .._launch import IEEE, Launcher
 from ._strided import meta_arg, meta_array
 from .gather import check_elements
@@ -184,10 +182,10 @@ def acc_dtype(dtype: _dtypes.DType, op: int) -> _dtypes.DType:
 def reduce(x: TiArray, red_axes: tuple, op: int, *, p: float = 0.0, fin: int = FIN_NONE) -> TiArray:
     """Reduce ``x`` over ``red_axes``; returns a new contiguous array of the other axes (in
     order) with the accumulation dtype (complex SUM: the complex of it)."""
-    from .._interop import empty_owned
+    from .._buffer import empty_owned
 
     if x._dtype is _dtypes.bfloat16 or x._dtype is _dtypes.float16:
-        from .._interop import copy_array
+        from .copy import copy_array
 
         x = copy_array(x, _dtypes.float32)
     keep = [d for d in range(x.ndim) if d not in red_axes]
@@ -206,8 +204,8 @@ def reduce(x: TiArray, red_axes: tuple, op: int, *, p: float = 0.0, fin: int = F
     if n_red == 0:
         # the identity of each operation (max/min of nothing is refused by the callers)
         ident = {SUMABS: 0.0, SUMSQ: 0.0, SUMPOW: 0.0, COUNTNZ: 0.0, SUM: 0, MAXABS: 0.0, MINABS: math.inf}
-        from .._interop import copy_into
         from .._views import broadcast_view
+        from .copy import copy_into
 
         v = ident.get(op, 0)
         if fin == FIN_ROOT and p < 0 and op == SUMPOW:
@@ -241,9 +239,12 @@ def _cstr(shape: tuple, inner: int) -> tuple:
 
 
 def _scalar(v, dtype, device) -> TiArray:
-    from .._interop import asarray
+    from .._buffer import empty_owned
+    from .copy import copy_to_device
 
-    return asarray(np.asarray(v, dtype=dtype.numpy), device=device)
+    host = empty_owned((), dtype, _runtime.CPU)
+    host._numpy_view()[()] = v
+    return host if device == _runtime.CPU else copy_to_device(host, device)
 
 
 def _launch(x, out, out_shape, out_str, red_shape, red_str, n_red, chunk, nchunks, op, p, fin, cplx):

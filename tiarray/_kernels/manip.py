@@ -1,10 +1,10 @@
 """Small kernels of the manipulation functions: the index expansion of ``repeat``."""
 
 import numpy as np
-import taichi as ti
 
 from .. import _dtypes
 from .._array_object import TiArray
+from .._backend import ti
 from .._launch import IEEE, Launcher
 from ._strided import meta_arg
 from .gather import span as span_arg
@@ -81,7 +81,7 @@ _expand_l = Launcher(_expand, name="repeat_expand", compile_options=IEEE)
 
 def repeat_index(rep: TiArray, func: str) -> TiArray:
     """The int64 index array ``[0]*rep[0] + [1]*rep[1] + ...`` on ``rep``'s device."""
-    from .._interop import empty_owned
+    from .._buffer import empty_owned
 
     n = rep.size
     starts = empty_owned((max(n, 1),), _dtypes.int64, rep._device)

@@ -29,10 +29,10 @@ thin products (matrix-vector, tiny batched matrices), where packing does not pay
 import math
 
 import numpy as np
-import taichi as ti
 
-from .. import _dtypes, _launch, _runtime
+from .. import _backend, _dtypes, _launch, _runtime
 from .._array_object import TiArray
+from .._backend import ti
 from .._launch import IEEE, Launcher
 from ._strided import meta_arg
 from .gather import check_elements
@@ -323,10 +323,11 @@ class _DirectPlan:
     first element (a span depends only on shape and strides).
     """
 
-    __slots__ = ("prog", "spec", "a_span", "b_span", "aoff", "boff", "nout", "out_nbytes", "tail", "keep")
+    __slots__ = ("spec", "a_span", "b_span", "aoff", "boff", "nout", "out_nbytes", "tail", "keep")
 
 
 _PLANS: dict = {}
+_runtime.register_cache(_PLANS.clear)
 _PLAN_CAP = 256
 
 
@@ -378,12 +379,7 @@ def _direct_plan(a: TiArray, b: TiArray, bshape: tuple, M: int, N: int, K: int, 
     check_elements(p.nout, "matmul's output")
     p.out_nbytes = p.nout * rct.itemsize
     p.aoff, p.boff = _i64(aoffs * fa + oa), _i64(boffs * fb + ob)
-    p.prog = _runtime_prog()  # after spec(), which initialises the runtime if needed
     return p
-
-
-def _runtime_prog():
-    return _runtime._ti_impl.get_runtime().prog
 
 
 def direct(a: TiArray, b: TiArray, out_buf: TiArray, bshape: tuple, M: int, N: int, K: int,
@@ -399,8 +395,10 @@ def direct(a: TiArray, b: TiArray, out_buf: TiArray, bshape: tuple, M: int, N: i
         return
     key = (a._shape, a._strides, a._dtype, b._shape, b._strides, b._dtype, a._device, tuple(bshape), M, N, K,
            ct, conj_a, _launch._SERIAL_THRESHOLD[0])  # fmt: skip
+    if _runtime.program() is not _runtime.CACHES.prog:
+        _runtime.ensure_init()
     p = _PLANS.get(key)
-    if p is None or p.prog is not _runtime_prog():
+    if p is None:
         p = _direct_plan(a, b, tuple(bshape), M, N, K, ct, conj_a, batch_offsets)
         if len(_PLANS) >= _PLAN_CAP:
             _PLANS.clear()
@@ -417,11 +415,11 @@ def packed(a: TiArray, b: TiArray, c_ptr: int, c_nvec: int, ldc: int, aoffs, bof
     """Run pack_a, pack_b and the micro kernel. The result (real: M x N; complex: the real
     (2M) x N matrix [Cr; Ci]) is written into ``c``, rows of ``NR``-vectors, ``ldc`` vectors
     per row and ``Mp = ceil(rows / MR) * MR`` rows per batch element."""
-    from .._interop import empty_owned
+    from .._buffer import empty_owned
 
     cplx = ct.kind == "c"
     rct = _dtypes.finfo_dtype(ct)
-    fam = family(_dtypes.taichi_type(rct).to_string())
+    fam = family(_backend.type_name(_dtypes.taichi_type(rct)))
     MR, NR = fam.MR, fam.NR
     Mr, Kr = (2 * M, 2 * K) if cplx else (M, K)
     nib = -(-Mr // MR)
@@ -469,7 +467,7 @@ def packed(a: TiArray, b: TiArray, c_ptr: int, c_nvec: int, ldc: int, aoffs, bof
 
 def blocking(ct: _dtypes.DType) -> tuple:
     rct = _dtypes.finfo_dtype(ct)
-    return _BLOCKING[_dtypes.taichi_type(rct).to_string()]
+    return _BLOCKING[_backend.type_name(_dtypes.taichi_type(rct))]
 
 
 # ----------------------------------------------------------------------------- long dot products
@@ -519,7 +517,7 @@ _dot_l = Launcher(_dot_chunks, name="dot_chunks", compile_options={"fast_math": 
 def long_dot(a: TiArray, b: TiArray, rdtype: _dtypes.DType) -> TiArray:
     """``sum(a * b)`` of two C-contiguous 1-D real arrays of dtype ``rdtype`` and length
     at least ``DOT_MIN_K``, as a 0-d array of ``rdtype``."""
-    from .._interop import empty_owned
+    from .._buffer import empty_owned
     from .._launch import kernel_arg
     from .reduce import task_pad
 
@@ -538,7 +536,7 @@ def long_dot(a: TiArray, b: TiArray, rdtype: _dtypes.DType) -> TiArray:
     spec.launch(
         [kernel_arg(a), kernel_arg(b), kernel_arg(part), kernel_arg(res), K, n_chunks, _DOT_CHUNK, 1.0]
     )
-    from .._data_type_functions import astype
+    from .copy import copy_array
 
-    out = astype(res, rdtype) if acc is not rdtype else res
+    out = copy_array(res, rdtype) if acc is not rdtype else res
     return out._view(out._ptr, (), ())

@@ -11,10 +11,9 @@ and the scan of every chunk from its carry (in parallel).
 
 import math
 
-import taichi as ti
-
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
+from .._backend import ti
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
 from .reduce import PROD, SUM, dummy, flat_arg, kernel_dtype, launchers, num_threads, task_pad
@@ -238,7 +237,7 @@ def scan_into(
     if direct:
         part = dummy(acc_k, device)
     else:
-        from .._interop import empty_owned
+        from .._buffer import empty_owned
 
         part = empty_owned((n_rows * n_chunks * (2 if cplx else 1),), acc_k, device)
     spec = _launchers[widen].spec(

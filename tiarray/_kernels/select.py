@@ -7,11 +7,10 @@ allocates the output, and a second launch writes it, every chunk from its offset
 
 import math
 
-import taichi as ti
-
 from .. import _dtypes, _runtime
 from .._array_object import TiArray
-from .._interop import empty_owned
+from .._backend import ti
+from .._buffer import empty_owned
 from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg

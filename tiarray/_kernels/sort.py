@@ -23,11 +23,10 @@ unspecified) and returns NaNs as one quiet NaN.
 
 import math
 
-import taichi as ti
-
 from .. import _dtypes
 from .._array_object import TiArray
-from .._interop import empty_owned
+from .._backend import ti
+from .._buffer import empty_owned
 from .._launch import IEEE, Launcher
 from .._views import collapse
 from ._strided import meta_arg, meta_array, span_arg

@@ -86,8 +86,8 @@ def test_serial_threshold_scales_with_kernel_speed():
 def test_elementwise_serial_choice_follows_the_operation_cost():
     """A cheap operation streams: its contiguous launches stay serial up to ~STREAM times
     the byte threshold; a costly one (atan, ~10 ns an element) goes parallel much sooner."""
-    from tiarray import _elementwise_functions as E
     from tiarray import _launch, _runtime
+    from tiarray._kernels import elementwise_plan as E
 
     _runtime.ensure_init()
     f32 = ta.float32

@@ -16,7 +16,7 @@ import pytest
 
 import tiarray
 
-DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 

@@ -142,7 +142,7 @@ def test_span_log_float32(n, launch_mode):
 @pytest.mark.parametrize("n", [(1 << 14) + 1, 100_003, 1 << 20])
 @pytest.mark.parametrize("name", ["sin", "cos"])
 def test_span_sin_cos_float32(name, n, launch_mode):
-    from tiarray import _elementwise_functions as EF
+    from tiarray._kernels import elementwise_plan as EF
 
     rng = np.random.default_rng(17)
     a = np.concatenate(

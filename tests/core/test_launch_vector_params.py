@@ -32,7 +32,7 @@ def test_compile_options_reach_the_compiler():
     # a copied config and leaves the program's own config alone
     from taichi.lang import impl
 
-    from tiarray._launch import _config_with
+    from tiarray._backend import config_with as _config_with
 
     ta.zeros(1)
     glob = impl.get_runtime().prog.config().fast_math

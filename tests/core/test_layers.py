@@ -1,0 +1,191 @@
+"""The layering of the package (docs/internals.md), checked on the installed modules' source:
+no import cycle even counting imports inside functions, Taichi imported by the boundary
+only, ``tiarray.operators`` using the core through ``tiarray._internal`` only, and the
+heavy optional imports kept out of ``import tiarray``. (``nox -s lint`` checks the layer
+order itself with import-linter.)"""
+
+import ast
+import os
+import pathlib
+import subprocess
+import sys
+
+import tiarray.operators
+
+import tiarray
+
+ROOTS = {
+    "tiarray": pathlib.Path(tiarray.__file__).parent,
+    "tiarray.operators": pathlib.Path(tiarray.operators.__file__).parent,
+}
+
+
+def _modules() -> dict:
+    """``{module name: path}`` of every module of tiarray and tiarray.operators."""
+    out = {}
+    for pkg, root in ROOTS.items():
+        for path in root.rglob("*.py"):
+            rel = path.relative_to(root).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            name = ".".join([pkg, *parts])
+            if pkg == "tiarray" and parts[:1] == ["operators"]:
+                continue  # an editable checkout may link operators/ under tiarray/
+            out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: pathlib.Path):
+    """``(imported module, line)`` of every import statement of a module, wherever it is
+    (top level, functions, branches), relative imports resolved."""
+    is_pkg = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module
+            subs = [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in MODULES]
+            if len(subs) < len(node.names):  # names of the module itself
+                yield mod, node.lineno
+            for sub in subs:  # `from . import _x` imports the module _x
+                yield sub, node.lineno
+
+
+def _internal_edges() -> dict:
+    edges = {m: set() for m in MODULES}
+    for m, path in MODULES.items():
+        for imp, _ in _imports(m, path):
+            target = imp
+            while target and target not in MODULES:
+                target = target.rpartition(".")[0]
+            if target and target != m:
+                edges[m].add(target)
+    return edges
+
+
+def _cycles(edges: dict) -> list:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(max(10000, sys.getrecursionlimit()))
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_module_list_is_complete():
+    assert "tiarray._backend._taichi" in MODULES and "tiarray.operators.sparse._csr" in MODULES
+    assert len(MODULES) > 60
+
+
+def test_no_import_cycle_counting_function_local_imports():
+    # the package root re-exports every layer and imports nothing back: leave it out, as
+    # a cycle through it would be an import of the root by a module, which the next test forbids
+    edges = _internal_edges()
+    assert _cycles(edges) == []
+
+
+def test_nothing_imports_the_package_root_or_goes_around_the_internal_api():
+    bad = []
+    core = [m for m in MODULES if not m.startswith("tiarray.operators")]
+    for m, path in MODULES.items():
+        for imp, line in _imports(m, path):
+            if imp == "tiarray" and m != "tiarray":
+                bad.append(f"{m}:{line} imports the package root")
+            if (
+                m.startswith("tiarray.operators")
+                and imp in core
+                and imp not in ("tiarray", "tiarray._internal")
+            ):
+                bad.append(f"{m}:{line} imports {imp} (operators use tiarray._internal)")
+    assert bad == []
+
+
+def test_only_the_backend_imports_taichi():
+    bad = [
+        f"{m}:{line} imports {imp}"
+        for m, path in MODULES.items()
+        if not m.startswith("tiarray._backend")
+        for imp, line in _imports(m, path)
+        if imp == "taichi" or imp.startswith("taichi.")
+    ]
+    assert bad == []
+
+
+def _fresh(code: str, tmp_path) -> str:
+    """Run ``code`` in a fresh interpreter (from a file: Taichi reads kernels' source)."""
+    script = tmp_path / "script.py"
+    script.write_text(code)
+    env = {**os.environ, "ENABLE_TAICHI_HEADER_PRINT": "0", "TI_SKIP_VERSION_CHECK": "ON"}
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_import_tiarray_stays_light(tmp_path):
+    # ml_dtypes (bfloat16's NumPy dtype) is imported when bfloat16 is first used
+    out = _fresh(
+        "import sys, tiarray as ta\n"
+        "print('ml_dtypes' in sys.modules, 'torch' in sys.modules, 'jax' in sys.modules)\n"
+        "print(ta.bfloat16.numpy.name, 'ml_dtypes' in sys.modules)\n",
+        tmp_path,
+    )
+    assert out.splitlines() == ["False False False", "bfloat16 True"]
+
+
+def test_an_eager_torch_operator_does_not_load_dynamo(torch, tmp_path):
+    out = _fresh(
+        "import sys, numpy as np, torch, tiarray as ta\n"
+        "from tiarray._internal import ti\n"
+        "@ti.kernel\n"
+        "def k(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):\n"
+        "    for i in x:\n"
+        "        out[i] = x[i] + 1\n"
+        "op = ta.Operator('t_nodynamo', kernel=k, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype))\n"
+        "r = op(torch.zeros(3))\n"
+        "print(r.tolist(), 'torch._dynamo' in sys.modules)\n",
+        tmp_path,
+    )
+    assert out == "[1.0, 1.0, 1.0] False"
+
+
+def test_an_unknown_backend_is_a_clear_error():
+    env = {**os.environ, "TIARRAY_BACKEND": "nope"}
+    r = subprocess.run(
+        [sys.executable, "-c", "import tiarray"], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert r.returncode != 0
+    assert "TIARRAY_BACKEND is 'nope', which names no tiarray backend; available: taichi" in r.stderr

@@ -1,0 +1,81 @@
+"""The Taichi boundary: the only package of tiarray that imports the Taichi implementation.
+
+Everything else in ``tiarray`` and ``tiarray.operators`` writes kernels in the language
+``ti`` exported here (``from tiarray._backend import ti``; ``@ti.kernel``, ``ti.func``,
+``ti.types.ndarray(...)``, ``ti.template()``) and reaches the implementation's internals
+only through the functions below. A backend is one module implementing all of them
+(``_taichi.py`` for ``taichi==1.7.4``); the selector below picks one with the environment
+variable ``TIARRAY_BACKEND`` (default ``taichi``). Adding a backend is a new module with
+the same ``__all__`` and one line in ``_BACKENDS``.
+
+The contract (each backend module provides exactly these names)
+---------------------------------------------------------------
+Language and constants
+    ``ti``                the language module (``taichi``); ``NAME`` ("taichi"), ``VERSION``
+                          (a tuple of ints); ``Ndarray`` the backend's ndarray class.
+    ``ARRAY, FLOAT, INT, UINT, TEMPLATE``  parameter kinds (small ints) of ``param_info``.
+Program (the running runtime)
+    ``program()``         the running program object, ``None`` before init. Its identity
+                          changes on every init/reset: the cache registry compares it. Must
+                          cost no more than an attribute read (it is on every launch path).
+    ``start(arch, **kw)`` start the runtime on "cpu"/"x64"/"arm64"/"cuda"/"gpu".
+    ``arch_name()``       'x64', 'arm64', 'cuda', ... of the running program.
+    ``cpu_max_num_threads()``  the running program's CPU thread limit (0 if none).
+    ``sync()``            wait for every launched kernel.
+    ``materialize()``     make the program ready to compile on this thread (XLA compiles
+                          on its own threads).
+    ``compiling_for_gpu()``  at compile time: whether the kernel targets a GPU.
+Kernel objects (at ``Launcher`` construction)
+    ``kernel_of(obj)``    the kernel object of a ``@ti.kernel`` function; TypeError
+                          "expected a function decorated with @ti.kernel, got ..." else.
+    ``kernel_function(k)``, ``kernel_parameters(k)`` its Python function, its
+                          ``[(name, annotation)]``.
+    ``param_info(anno)``  ``(kind, dtype, ndim, elem_shape, needs_grad, boundary)``; kind
+                          None for an annotation tiarray does not launch.
+    ``type_name(t)``      'f32', 'i64', ... of a primitive type.
+    ``tensor_type(elem_shape, prim)``  the element type of an ndarray of vectors/matrices.
+    ``is_func(obj)``      whether ``obj`` is a ``@ti.func``/``@ti.real_func``.
+Specialisation and compilation (once per signature, under the runtime lock)
+    ``new_kernel(func, grad=False, rewrite=None)``  a kernel object owned by tiarray;
+                          ``rewrite(function_def, array_ndims) -> globals`` edits the AST of
+                          every specialisation before it is compiled (the serial variant).
+    ``array_feature(elem_type, ndim, needs_grad, boundary)``, ``SCALAR_FEATURE``  the
+                          per-parameter features of a specialisation (templates: the value).
+    ``compile(kernel, key, args, features, config)`` -> ``(launchable, compiled, run)``.
+    ``program_config()``, ``config_with(cfg, overrides)``  the program's CompileConfig and
+                          a copy with some fields changed (never change the program's own).
+Launching (the hot path: these are the implementation's own bound methods, no wrapper)
+    ``launchable.make_launch_context()`` -> ctx with ``set_arg_external_array_with_shape(
+    index, ptr, nbytes, shape, grad_ptr)``, ``set_arg_float/int/uint(index, value)``;
+    ``run(compiled, ctx)`` launches.
+Memory
+    ``ndarray_ptr(nd)``, ``ndarray_numpy_dtype(nd)``  the data pointer and NumPy scalar type
+                          of a backend ndarray; ``alloc_bytes(n)`` -> ``(owner, pointer)`` of
+                          ``n`` zero-filled bytes of device memory.
+Compile time (called inside ``ti.static`` while a kernel compiles)
+    ``element_type(arg)`` the element type of an ndarray argument.
+    ``call_external(addr, args)``  a call of a C function (by address) in the kernel.
+"""
+
+import os
+
+_BACKENDS = {"taichi": ("taichi", "taichi==1.7.4")}  # name -> (package, pip requirement)
+
+NAME = (os.environ.get("TIARRAY_BACKEND") or "taichi").strip().lower()
+if NAME not in _BACKENDS:
+    raise ImportError(
+        f"tiarray: the environment variable TIARRAY_BACKEND is {NAME!r}, which names no tiarray backend; "
+        f"available: {', '.join(sorted(_BACKENDS))} (unset it for the default, taichi)"
+    )
+try:
+    if NAME == "taichi":
+        from ._taichi import *  # noqa: F403
+        from ._taichi import __all__  # noqa: F401
+except ImportError as e:
+    pkg, req = _BACKENDS[NAME]
+    if getattr(e, "name", None) is not None and e.name.split(".")[0] == pkg:
+        raise ImportError(
+            f"tiarray: the {NAME} backend needs the package '{pkg}', which could not be imported ({e}); "
+            f"install it with `pip install {req}`, or choose another backend with TIARRAY_BACKEND"
+        ) from e
+    raise

@@ -1,0 +1,290 @@
+"""The taichi backend (``taichi==1.7.4``): the only module of tiarray that touches Taichi.
+
+Every function of the boundary's contract (see :mod:`tiarray._backend`) is implemented
+here on Taichi 1.7's Python internals (``taichi.lang.kernel_impl``, ``taichi.lang.impl``,
+``taichi._lib.core``) and its C++ launch API. No ``from __future__ import annotations``:
+nothing here is a kernel, but the module is imported before any kernel module and keeps
+the same rules.
+"""
+
+import ast
+import os
+import sys
+
+# Taichi reads these when it is imported: no banner, no network version check. A user's
+# own setting wins (and the banner setting only matters if taichi is not imported yet).
+if "taichi" not in sys.modules:
+    os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
+os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
+
+import taichi as ti  # noqa: E402
+from taichi._lib import core as _core  # noqa: E402
+from taichi.lang import impl as _impl  # noqa: E402
+from taichi.lang import kernel_impl as _kernel_impl  # noqa: E402
+from taichi.lang._ndarray import Ndarray  # noqa: E402
+from taichi.lang.matrix import MatrixType as _MatrixType  # noqa: E402
+from taichi.lang.util import cook_dtype as _cook_dtype  # noqa: E402
+from taichi.lang.util import to_numpy_type as _to_numpy_type  # noqa: E402
+from taichi.types import ndarray_type as _ndarray_type  # noqa: E402
+from taichi.types import primitive_types as _primitive_types  # noqa: E402
+from taichi.types.annotations import template as _template  # noqa: E402
+from taichi.types.utils import is_signed as _is_signed  # noqa: E402
+
+__all__ = [
+    "NAME", "VERSION", "ti", "Ndarray",
+    "ARRAY", "FLOAT", "INT", "UINT", "TEMPLATE",
+    "program", "start", "arch_name", "cpu_max_num_threads", "sync", "materialize", "compiling_for_gpu",
+    "kernel_of", "kernel_function", "kernel_parameters", "param_info", "type_name", "tensor_type", "is_func",
+    "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with",
+    "ndarray_ptr", "ndarray_numpy_dtype", "alloc_bytes",
+    "element_type", "call_external",
+]  # fmt: skip
+
+NAME = "taichi"
+VERSION = tuple(ti.__version__)
+
+# parameter kinds (param_info)
+ARRAY, FLOAT, INT, UINT, TEMPLATE = range(5)
+
+_ARCHS = {"cpu": ti.cpu, "x64": ti.x64, "arm64": ti.arm64, "cuda": ti.cuda, "gpu": ti.cuda}
+_GPU_ARCHS = (ti.cuda, ti.vulkan, ti.metal, ti.amdgpu, ti.opengl, ti.gles)
+
+
+# ----------------------------------------------------------------------------- program
+
+
+def program():
+    """The running program (``None`` before ``ti.init``); a new object after every
+    ``ti.init``/``ti.reset``."""
+    return _impl.pytaichi.prog
+
+
+def start(arch: str, **kwargs) -> None:
+    """``ti.init`` on ``arch`` ("cpu", "x64", "arm64", "cuda", "gpu") with ``kwargs``."""
+    ti.init(arch=_ARCHS[arch], **kwargs)
+
+
+def arch_name() -> str:
+    """The running program's arch: 'x64', 'arm64', 'cuda', ..."""
+    return _core.arch_name(_impl.current_cfg().arch)
+
+
+def cpu_max_num_threads() -> int:
+    return int(getattr(_impl.current_cfg(), "cpu_max_num_threads", 0) or 0)
+
+
+def sync() -> None:
+    ti.sync()
+
+
+def materialize() -> None:
+    """Make the program ready to compile kernels on this thread (Taichi builds its root
+    SNode tree lazily, on the thread that compiles first)."""
+    rt = _impl.get_runtime()
+    if not rt.materialized:
+        rt.materialize()
+
+
+def compiling_for_gpu() -> bool:
+    """At compile time (inside ``ti.static``): whether the kernel is compiled for a GPU."""
+    return _impl.current_cfg().arch in _GPU_ARCHS
+
+
+# ----------------------------------------------------------------------------- kernel objects
+
+
+def kernel_of(obj):
+    """The Kernel object of a ``@ti.kernel`` function (TypeError for anything else)."""
+    prim = getattr(obj, "_primal", None)
+    if isinstance(prim, _kernel_impl.Kernel):
+        return prim
+    if isinstance(obj, _kernel_impl.Kernel):
+        return obj
+    raise TypeError(f"expected a function decorated with @ti.kernel, got {obj!r}")
+
+
+def kernel_function(kernel):
+    """The Python function a Kernel object compiles."""
+    return kernel.func
+
+
+def kernel_parameters(kernel) -> list:
+    """``[(name, annotation), ...]`` of a Kernel object's parameters, in order."""
+    return [(a.name, a.annotation) for a in kernel.arguments]
+
+
+def param_info(anno) -> tuple:
+    """``(kind, dtype, ndim, elem_shape, needs_grad, boundary)`` of a parameter annotation.
+
+    ``kind``: ARRAY (``ti.types.ndarray``: ``dtype`` its element's primitive type or None,
+    ``ndim`` or None, ``elem_shape`` of vector/matrix elements, ``needs_grad`` (None:
+    unspecified) and ``boundary``), FLOAT, INT, UINT (scalars), TEMPLATE, or None for an
+    annotation tiarray does not launch (the other fields are then None/()).
+    """
+    if isinstance(anno, _template):
+        return (TEMPLATE, None, None, (), None, None)
+    if isinstance(anno, _ndarray_type.NdarrayType):
+        dt = anno.dtype
+        if isinstance(dt, _MatrixType):
+            return (ARRAY, dt.dtype, anno.ndim, tuple(dt.get_shape()), anno.needs_grad, anno.boundary)
+        return (ARRAY, dt, anno.ndim, (), anno.needs_grad, anno.boundary)
+    if id(anno) in _primitive_types.real_type_ids:
+        return (FLOAT, None, None, (), None, None)
+    if id(anno) in _primitive_types.integer_type_ids:
+        return (INT if _is_signed(_cook_dtype(anno)) else UINT, None, None, (), None, None)
+    return (None, None, None, (), None, None)
+
+
+def type_name(t) -> str:
+    """The short name of a primitive type: 'f32', 'i64', 'u8', ..."""
+    return _cook_dtype(t).to_string()
+
+
+def tensor_type(elem_shape, prim):
+    """The element type of an ndarray of vectors/matrices of ``prim`` with ``elem_shape``."""
+    return _core.get_type_factory_instance().get_tensor_type(list(elem_shape), prim)
+
+
+def is_func(obj) -> bool:
+    """Whether ``obj`` is a ``@ti.func`` (or ``@ti.real_func``)."""
+    return bool(getattr(obj, "_is_taichi_function", False))
+
+
+# ----------------------------------------------------------------------------- specialisation
+
+
+class _Kernel(_kernel_impl.Kernel):
+    """A Kernel object owned by tiarray, optionally with its AST rewritten before compiling."""
+
+    def __init__(self, func, autodiff_mode, rewrite):
+        self._tiarray_rewrite = rewrite
+        super().__init__(func, autodiff_mode, _classkernel=False)
+
+    def materialize(self, key=None, args=None, arg_features=None):
+        rewrite = self._tiarray_rewrite
+        if rewrite is None:
+            return super().materialize(key=key, args=args, arg_features=arg_features)
+        orig = _kernel_impl._get_tree_and_ctx
+        me = self
+        ndims = {
+            a.name: f[1]
+            for a, f in zip(self.arguments, arg_features or ())
+            if isinstance(a.annotation, _ndarray_type.NdarrayType)
+        }
+
+        def patched(obj, *a, **k):
+            tree, ctx = orig(obj, *a, **k)
+            if obj is me:
+                ctx.global_vars.update(rewrite(tree.body[0], ndims))
+                ast.fix_missing_locations(tree)
+            return tree, ctx
+
+        _kernel_impl._get_tree_and_ctx = patched
+        try:
+            return super().materialize(key=key, args=args, arg_features=arg_features)
+        finally:
+            _kernel_impl._get_tree_and_ctx = orig
+
+
+def new_kernel(func, *, grad: bool = False, rewrite=None):
+    """A new Kernel object for ``func`` (reverse-mode autodiff variant if ``grad``).
+
+    ``rewrite(function_def, array_ndims) -> dict`` (optional) edits the kernel's
+    ``ast.FunctionDef`` in place before Taichi transforms it (``array_ndims``: ndarray
+    parameter name -> ndim of this specialisation) and returns names to add to its globals.
+    """
+    mode = _kernel_impl.AutodiffMode.REVERSE if grad else _kernel_impl.AutodiffMode.NONE
+    return _Kernel(func, mode, rewrite)
+
+
+def array_feature(elem_type, ndim: int, needs_grad: bool, boundary):
+    """The specialisation feature of an ndarray parameter (element type without the
+    vector/matrix axes in ``ndim``)."""
+    return (elem_type, ndim, needs_grad, boundary)
+
+
+SCALAR_FEATURE = "#"
+
+
+def compile(kernel, key, args: tuple, features: tuple, config) -> tuple:
+    """Specialise ``kernel`` (``args``: template values, None elsewhere; ``features`` one
+    per parameter) under ``key`` and compile it with ``config``.
+
+    Returns ``(launchable, compiled, run)``: ``launchable.make_launch_context()`` gives a
+    launch context, ``run(compiled, ctx)`` launches (``run`` is the program's bound
+    ``launch_kernel``).
+    """
+    kernel.materialize(key=key, args=args, arg_features=features)
+    launchable = kernel.compiled_kernels[key]
+    prog = _impl.pytaichi.prog
+    compiled = prog.compile_kernel(config, prog.get_device_caps(), launchable)
+    return launchable, compiled, prog.launch_kernel
+
+
+def program_config():
+    """The running program's CompileConfig."""
+    return _impl.pytaichi.prog.config()
+
+
+_CONFIG_FIELDS: list = []
+
+
+def config_with(cfg, overrides: dict):
+    """A copy of a CompileConfig with some fields changed (it has no copy constructor)."""
+    new = _core.CompileConfig()
+    if not _CONFIG_FIELDS:
+        for name in dir(cfg):
+            if name.startswith("_") or callable(getattr(cfg, name)):
+                continue
+            try:
+                setattr(new, name, getattr(cfg, name))
+            except (AttributeError, TypeError):
+                continue
+            _CONFIG_FIELDS.append(name)
+    else:
+        for name in _CONFIG_FIELDS:
+            setattr(new, name, getattr(cfg, name))
+    for name, value in overrides.items():
+        setattr(new, name, value)
+    return new
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def ndarray_ptr(nd) -> int:
+    """The data pointer of a ``ti.ndarray`` (not ``nd.arr.device_allocation_ptr()``, which
+    points at the allocation record)."""
+    return _impl.pytaichi.prog.get_ndarray_data_ptr_as_int(nd.arr)
+
+
+def ndarray_numpy_dtype(nd):
+    """The NumPy scalar type of a scalar ``ti.ndarray``'s elements."""
+    return _to_numpy_type(nd.dtype)
+
+
+def alloc_bytes(nbytes: int) -> tuple:
+    """``(owner, pointer)`` of ``nbytes`` (a multiple of 8) of device memory, zero-filled,
+    from the backend's allocator (a ``ti.ndarray`` of bytes)."""
+    nd = ti.ndarray(ti.u8, nbytes)
+    return nd, ndarray_ptr(nd)
+
+
+# ----------------------------------------------------------------------------- compile time
+
+
+def element_type(arg):
+    """At compile time: the element type of an ndarray argument."""
+    return arg.get_type().element_type
+
+
+def call_external(addr: int, args) -> None:
+    """At compile time: a call of the C function at ``addr`` with ``args`` (expressions),
+    no results, in the kernel being compiled."""
+    from taichi.lang.expr import make_expr_group
+
+    rt = _impl.get_runtime()
+    rt.compiling_callable.ast_builder().insert_external_func_call(
+        addr, "", "", "", make_expr_group(list(args)), make_expr_group([]),
+        _core.DebugInfo(rt.get_current_src_info()),
+    )  # fmt: skip

@@ -1,0 +1,236 @@
+"""Views of other libraries' memory: NumPy, torch, Taichi ndarrays, DLPack capsules.
+
+``view_of(obj)`` is a TiArray sharing ``obj``'s memory, without copying. Import paths,
+fastest first:
+
+==================  ===============================================================
+NumPy ndarray       pointer, shape and strides read from the array; it is the owner
+torch.Tensor        ``data_ptr()``, ``shape``, ``stride()``; the tensor is the owner
+ti.ndarray          Taichi's data pointer; the ndarray is the owner
+JAX, CuPy, array-   ``__dlpack__`` (versioned when offered): the imported managed tensor
+api-strict, any     is the owner and its deleter runs when the last TiArray view dies
+``__dlpack__``
+buffer protocol     through a NumPy view (``memoryview``)
+==================  ===============================================================
+
+Every layout a strided array can have is taken without copying: C-contiguous,
+transposed, sliced, negative and zero strides. Only memory whose strides are not a
+whole number of elements (a field of a NumPy structured array, say) cannot be described
+by element strides (``view_of`` returns None; ``asarray`` then copies). Copies,
+Python scalars and sequences are :mod:`tiarray._interchange`'s job (a layer above).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from . import _backend, _dlpack, _dtypes, _runtime
+from ._array_object import TiArray, c_strides
+from ._detect import framework_of, is_jax_tracer
+from ._runtime import CPU, Device
+
+__all__ = ["view_of", "numpy_data_ptr", "device_from_dl"]
+
+_DL_DEVICE = {1: "cpu", 2: "cuda", 13: "cuda"}  # kDLCPU, kDLCUDA, kDLCUDAManaged
+
+
+def device_from_dl(dev: tuple, func: str) -> Device:
+    kind = _DL_DEVICE.get(dev[0])
+    if kind is None:
+        names = {3: "CUDA host (pinned)", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 10: "ROCm", 14: "oneAPI"}
+        raise BufferError(
+            f"{func}(): memory on DLPack device type {dev[0]} ({names.get(dev[0], 'unknown')}) is not "
+            "supported; tiarray takes CPU and CUDA memory"
+        )
+    return CPU if kind == "cpu" else Device("cuda", dev[1])
+
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def _data_ptr_slow(a) -> int:
+    if a.flags.writeable:
+        try:
+            return _addressof(_from_buffer(a))
+        except (TypeError, ValueError, BufferError):  # size 0, exotic buffers
+            pass
+    return a.__array_interface__["data"][0]
+
+
+# ``PyArrayObject`` starts with ob_refcnt, ob_type, then the ``data`` pointer: reading it
+# straight from the object costs ~0.1 us, ``ctypes``/``__array_interface__`` 0.3-1.5 us.
+_from_address = ctypes.c_void_p.from_address
+_PTR_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)
+
+
+def _layout_ok() -> bool:
+    try:
+        for a in (np.arange(3.0), np.zeros((2, 3), np.int8)[1:], np.arange(4)[::2]):
+            if (_from_address(id(a) + _PTR_OFFSET).value or 0) != a.__array_interface__["data"][0]:
+                return False
+        return True
+    except Exception:  # pragma: no cover - exotic interpreters
+        return False
+
+
+if _layout_ok():
+
+    def numpy_data_ptr(a) -> int:
+        """Address of the first element of a NumPy array (read from the array object)."""
+        return _from_address(id(a) + _PTR_OFFSET).value or 0
+
+else:  # pragma: no cover - every CPython we know lays PyArrayObject out this way
+    numpy_data_ptr = _data_ptr_slow
+
+
+def _import_numpy(x: np.ndarray, func: str) -> TiArray | None:
+    dt = _dtypes.from_numpy_dtype(x.dtype)
+    if dt is None:
+        raise TypeError(
+            f"{func}(): NumPy dtype {x.dtype} is not supported by tiarray; supported: "
+            f"{', '.join(d.name for d in _dtypes.ALL_DTYPES)}"
+        )
+    it = x.itemsize
+    bstrides = x.strides
+    strides = tuple(s // it for s in bstrides)
+    if any(s % it for s in bstrides):
+        return None  # not representable with element strides: needs a copy
+    t = TiArray._new(numpy_data_ptr(x), x.shape, strides, dt, CPU, x, not x.flags.writeable)
+    if type(x) is np.ndarray:  # not a subclass (np.matrix, masked arrays)
+        t._npv = x
+    return t
+
+
+_TORCH_DTYPES: dict = {}
+
+
+def _torch_dtype(t, func: str) -> _dtypes.DType:
+    d = _TORCH_DTYPES.get(t.dtype)
+    if d is None:
+        name = str(t.dtype).rsplit(".", 1)[-1]
+        d = _dtypes._BY_NAME.get(name)
+        if d is None:
+            raise TypeError(
+                f"{func}(): torch dtype {t.dtype} is not supported by tiarray; supported: "
+                f"{', '.join(x.name for x in _dtypes.ALL_DTYPES)}"
+            )
+        _TORCH_DTYPES[t.dtype] = d
+    return d
+
+
+def _import_torch(t, func: str, copy, want: Device | None = None) -> TiArray:
+    if t.is_quantized:
+        raise TypeError(
+            f"{func}(): quantized torch tensors are not supported (dtype {t.dtype}); dequantize first"
+        )
+    if t.layout.__repr__() != "torch.strided":
+        raise TypeError(f"{func}(): torch tensors with layout {t.layout} are not supported; use .to_dense()")
+    dt = _torch_dtype(t, func)
+    dev = t.device
+    if dev.type == "cpu":
+        device = CPU
+    elif dev.type == "cuda":
+        device = Device("cuda", dev.index or 0)
+    else:
+        raise TypeError(
+            f"{func}(): torch tensors on device '{dev}' are not supported; tiarray takes cpu and cuda"
+        )
+    _check_device_usable(device, want, func)
+    if t.requires_grad:
+        raise TypeError(
+            f"{func}(): the tensor requires grad; a TiArray view would bypass autograd. Pass "
+            "tensor.detach() to share memory, or call a tiarray.Operator, which is differentiable"
+        )
+    if t.is_conj() or t.is_neg():
+        if copy is False:
+            raise ValueError(
+                f"{func}(): the tensor has a lazy conjugate/negative bit; its values exist only after "
+                "resolve_conj()/resolve_neg(), which copies, but copy=False was given"
+            )
+        t = t.resolve_conj().resolve_neg()
+    return TiArray._new(t.data_ptr(), tuple(t.shape), tuple(t.stride()), dt, device, t, False)
+
+
+def _import_taichi_ndarray(nd, func: str) -> TiArray:
+    if nd.element_shape:
+        raise TypeError(f"{func}(): Taichi vector/matrix ndarrays are not supported; use a scalar ndarray")
+    dt = _dtypes.to_dtype(_backend.ndarray_numpy_dtype(nd), func=func)
+    ptr = _backend.ndarray_ptr(nd)
+    shape = tuple(nd.shape)
+    return TiArray._new(ptr, shape, c_strides(shape), dt, _runtime.current_device(), nd, False)
+
+
+def _import_dlpack(x, func: str, copy, device: Device | None) -> TiArray:
+    """Import through ``__dlpack__``, asking for the versioned protocol first."""
+    dev_fn = getattr(x, "__dlpack_device__", None)
+    src_dev = None
+    if dev_fn is not None:
+        src_dev = device_from_dl(tuple(dev_fn()), func)
+        _check_device_usable(src_dev, device, func)
+    kwargs = {}
+    if src_dev is not None and src_dev.kind == "cuda":
+        # Taichi works on the legacy default stream: the producer makes its data ready there.
+        kwargs["stream"] = 1
+    try:
+        cap = x.__dlpack__(max_version=_dlpack.DLPACK_VERSION, **kwargs)
+    except TypeError:
+        # a producer of the legacy protocol (no max_version keyword)
+        cap = x.__dlpack__(**kwargs)
+    except BufferError as e:
+        raise BufferError(f"{func}(): the producer ({type(x).__name__}) refused to export: {e}") from e
+    return _from_capsule(cap, func)
+
+
+def _check_device_usable(src: Device, want: Device | None, func: str) -> None:
+    """CUDA memory needs a CUDA runtime, unless the caller asked for a copy to the CPU."""
+    if src.kind == "cuda" and want != CPU and _runtime.current_device().kind != "cuda":
+        raise ValueError(
+            f"{func}(): the input lives on {src} but Taichi runs on the CPU, so tiarray cannot compute on it. "
+            "Start tiarray on the GPU with tiarray.init('cuda') before any other tiarray call, or pass "
+            "device='cpu' to copy it to host memory"
+        )
+
+
+def _from_capsule(cap, func: str) -> TiArray:
+    t = _dlpack.import_capsule(cap, func=func)
+    device = device_from_dl(t.device, func)
+    return TiArray._new(t.ptr, t.shape, t.strides, t.dtype, device, t.owner, t.readonly)
+
+
+def view_of(obj, func: str, copy=None, want: Device | None = None) -> TiArray | None:
+    """A TiArray sharing ``obj``'s memory, or None if ``obj`` has no memory to share.
+
+    Raises for array objects that cannot be shared (unsupported dtype, device, ...).
+    """
+    fw = framework_of(obj)
+    if fw == "tiarray":
+        return obj
+    if fw == "numpy":
+        return _import_numpy(obj, func)
+    if fw == "torch":
+        return _import_torch(obj, func, copy, want)
+    if fw == "jax":
+        if is_jax_tracer(obj):
+            raise TypeError(
+                f"{func}(): got a traced JAX value (inside jax.jit, vmap or grad); it has no memory yet. "
+                "Call a tiarray.Operator inside traced code: it becomes a JAX primitive"
+            )
+        t = _import_dlpack(obj, func, copy, want)
+        t._readonly = True  # JAX arrays are immutable (JAX's capsules are legacy: no flag)
+        return t
+    if fw == "taichi":
+        return _import_taichi_ndarray(obj, func)
+    if hasattr(obj, "__dlpack__"):
+        return _import_dlpack(obj, func, copy, want)
+    if type(obj).__name__ == "PyCapsule":
+        return _from_capsule(obj, func)
+    if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
+        return None
+    try:
+        mv = memoryview(obj)
+    except TypeError:
+        return None
+    return _import_numpy(np.asarray(mv), func)

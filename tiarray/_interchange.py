@@ -1,0 +1,329 @@
+"""Data interchange: ``asarray`` and ``from_dlpack`` (in), ``__dlpack__`` and ``to_device`` (out).
+
+Getting arrays in shares memory wherever it can (:mod:`tiarray._foreign` makes the
+views) and copies otherwise (Python scalars and sequences, another dtype or device,
+``copy=True``). Exporting hands a DLPack capsule (:mod:`tiarray._dlpack`) of the array's
+memory, or of a copy where the consumer asks for one. Both directions need the copy
+kernels, so this module sits above them and attaches ``TiArray.__dlpack__`` and
+``TiArray.to_device``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _cuda, _dlpack, _dtypes, _runtime
+from ._array_object import TiArray
+from ._buffer import empty_owned
+from ._detect import framework_of
+from ._foreign import _import_numpy, _import_torch, device_from_dl, view_of
+from ._kernels.copy import copy_array, copy_to_device
+from ._runtime import CPU
+
+__all__ = ["asarray", "from_dlpack", "export_dlpack"]
+
+_SCALAR_TYPES = (bool, int, float, complex)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None) -> TiArray:
+    """Convert ``obj`` to a TiArray, sharing its memory whenever possible.
+
+    Parameters
+    ----------
+    obj : array-like
+        A TiArray, NumPy array, torch tensor, JAX array, CuPy array, array-api-strict
+        array, ``ti.ndarray``, any object with ``__dlpack__``, an object with the buffer
+        protocol, a Python scalar, or a nested sequence of those.
+    dtype : DType, optional
+        The dtype of the result; a different dtype than ``obj``'s needs a copy.
+    device : Device or str, optional
+        The device of the result; a different device than ``obj``'s needs a copy.
+    copy : bool, optional
+        ``True``: always copy. ``None``: copy only if needed. ``False``: never copy, and
+        raise ``ValueError`` if a copy is needed.
+
+    Returns
+    -------
+    TiArray
+        A view of ``obj``'s memory (read-only if ``obj`` is immutable, e.g. a JAX array)
+        or, when a copy was made, a new array tiarray owns.
+
+    Raises
+    ------
+    TypeError
+        For objects that are not arrays, unsupported dtypes (e.g. quantized tensors),
+        traced JAX values, torch tensors that require grad.
+    ValueError
+        If ``copy=False`` and a copy is needed.
+    BufferError
+        If a DLPack producer refuses to export, or a capsule was already consumed.
+
+    Examples
+    --------
+    >>> import numpy as np, tiarray as ta
+    >>> x = np.arange(4, dtype=np.float32)
+    >>> t = ta.asarray(x)
+    >>> t.ptr == x.ctypes.data        # the same memory
+    True
+    >>> ta.asarray([1, 2, 3]).dtype
+    tiarray.int64
+    """
+    func = "asarray"
+    if copy not in (None, True, False):
+        raise ValueError(f"{func}(): argument 'copy' must be True, False or None, got {copy!r}")
+    want_dtype = None if dtype is None else _dtypes.to_dtype(dtype, func=func)
+    want_device = None if device is None else _runtime.get_device(device, func=func)
+
+    x = None
+    if not isinstance(obj, _SCALAR_TYPES):
+        x = view_of(obj, func, copy, want_device)
+        if x is None and (hasattr(obj, "__array_interface__") or hasattr(obj, "__array__")):
+            try:
+                arr = np.asarray(obj, copy=False if copy is False else None)
+            except ValueError as e:
+                raise ValueError(
+                    f"{func}(): {type(obj).__name__} cannot be converted without a copy: {e}"
+                ) from e
+            except Exception as e:
+                raise TypeError(f"{func}(): could not convert {type(obj).__name__} to an array: {e}") from e
+            x = _import_numpy(arr, func)
+    if x is None:
+        # Python scalars, nested sequences, and strided memory we cannot describe.
+        if copy is False:
+            raise ValueError(
+                f"{func}(): a {type(obj).__name__} has no memory that can be shared without a copy, "
+                "but copy=False was given"
+            )
+        return _from_python(obj, want_dtype, want_device, func)
+
+    if want_device is not None and want_device != x._device:
+        if copy is False:
+            raise ValueError(
+                f"{func}(): the input lives on {x._device}, device={want_device} needs a copy, "
+                "but copy=False was given"
+            )
+        x = copy_to_device(x, want_device)
+        copied = True
+    else:
+        copied = False
+    if want_dtype is not None and want_dtype is not x._dtype:
+        if copy is False:
+            raise ValueError(
+                f"{func}(): the input has dtype {x._dtype.name}, dtype={want_dtype.name} needs a copy, "
+                "but copy=False was given"
+            )
+        return copy_array(x, want_dtype)
+    if copy and not copied:
+        return copy_array(x)
+    return x
+
+
+def _default_for(kind):
+    return _dtypes.DEFAULTS[kind]
+
+
+def _infer_dtype(obj) -> _dtypes.DType | None:
+    """The array API dtype of a Python scalar or nested sequence (None: let NumPy decide)."""
+    kinds = set()
+
+    def walk(o, depth=0):
+        if depth > 64:
+            raise ValueError("asarray(): sequence nested too deeply")
+        if isinstance(o, bool) or isinstance(o, np.bool_):
+            kinds.add("b")
+        elif isinstance(o, (int, np.integer)):
+            kinds.add("i")
+        elif isinstance(o, (float, np.floating)):
+            kinds.add("f")
+        elif isinstance(o, (complex, np.complexfloating)):
+            kinds.add("c")
+        elif isinstance(o, (list, tuple)):
+            for e in o:
+                walk(e, depth + 1)
+        else:
+            kinds.add("?")
+
+    walk(obj)
+    if "?" in kinds:
+        return None
+    if "c" in kinds:
+        return _default_for("complex floating")
+    if "f" in kinds:
+        return _default_for("real floating")
+    if "i" in kinds:
+        return _default_for("integral")
+    if "b" in kinds:
+        return _dtypes.bool
+    return _default_for("real floating")  # empty sequence
+
+
+def _from_python(obj, dtype, device, func) -> TiArray:
+    if dtype is None:
+        dtype = _infer_dtype(obj)
+    try:
+        if dtype is not None:
+            if dtype.kind in "iu" and not isinstance(obj, np.ndarray):
+                _check_int_range(obj, dtype, func)
+            arr = np.asarray(obj, dtype=dtype.numpy)
+        else:
+            arr = np.asarray(obj)
+    except (OverflowError, ValueError, TypeError) as e:
+        raise TypeError(f"{func}(): could not convert {type(obj).__name__} to an array: {e}") from None
+    if arr.dtype == object or _dtypes.from_numpy_dtype(arr.dtype) is None:
+        raise TypeError(
+            f"{func}(): expected an array, a Python scalar or a nested sequence of numbers, "
+            f"got {type(obj).__name__}"
+        )
+    dt = _dtypes.from_numpy_dtype(arr.dtype)
+    host = empty_owned(arr.shape, dt, CPU)
+    if host.size:
+        np.copyto(host._numpy_view(), arr)
+    dev = device if device is not None else _runtime.current_device()
+    if dev != CPU:
+        return copy_to_device(host, dev)
+    return host
+
+
+def _check_int_range(obj, dtype, func):
+    info = np.iinfo(dtype.numpy)
+
+    def walk(o):
+        if isinstance(o, (list, tuple)):
+            for e in o:
+                walk(e)
+        elif isinstance(o, int) and not isinstance(o, bool):
+            if not info.min <= o <= info.max:
+                raise OverflowError(f"Python int {o} does not fit in {dtype.name}")
+
+    walk(obj)
+
+
+def from_dlpack(x, /, *, device=None, copy=None) -> TiArray:
+    """Import an object that implements DLPack (``__dlpack__`` and ``__dlpack_device__``).
+
+    Parameters
+    ----------
+    x : object
+        Any DLPack producer: a NumPy array, torch tensor, JAX array, CuPy array, a TiArray...
+    device : Device or str, optional
+        Where the result must live; another device than ``x``'s needs a copy.
+    copy : bool, optional
+        ``True`` always copies, ``False`` never copies (``ValueError`` if needed).
+
+    Returns
+    -------
+    TiArray
+
+    Raises
+    ------
+    TypeError
+        If ``x`` does not implement DLPack.
+    BufferError
+        If the producer refuses to export or the dtype/device is not supported.
+
+    Examples
+    --------
+    >>> import numpy as np, tiarray as ta
+    >>> x = np.ones(3)
+    >>> ta.from_dlpack(x).ptr == x.ctypes.data
+    True
+    """
+    func = "from_dlpack"
+    if isinstance(x, TiArray):
+        t = x
+    else:
+        if not hasattr(x, "__dlpack__"):
+            raise TypeError(
+                f"{func}(): argument 'x' must implement the DLPack protocol (__dlpack__), "
+                f"got {type(x).__name__}"
+            )
+        fw = framework_of(x)
+        if fw == "numpy":
+            t = _import_numpy(x, func)  # same memory, without building a capsule
+            if t is None:
+                raise BufferError(f"{func}(): NumPy array with strides not a multiple of its itemsize")
+        elif fw == "torch":
+            t = _import_torch(x, func, copy, None if device is None else _runtime.get_device(device))
+        else:
+            t = view_of(x, func, copy, None if device is None else _runtime.get_device(device))
+    return asarray(t, device=device, copy=copy)
+
+
+# ----------------------------------------------------------------------------- export
+
+
+def export_dlpack(x: TiArray, *, stream, max_version, dl_device, copy):
+    versioned = max_version is not None and tuple(max_version)[0] >= 1
+    copied = False
+    if dl_device is not None:
+        want = device_from_dl(tuple(dl_device), "__dlpack__")
+        if want != x._device:
+            if copy is False:
+                raise BufferError(
+                    f"__dlpack__(): the array is on {x._device}, dl_device asks for {want}; that needs a copy "
+                    "but copy=False was given"
+                )
+            x = copy_to_device(x, want)
+            copied = True
+    if not copy and any(st < 0 for st, d in zip(x._strides, x._shape) if d > 1):
+        # PyTorch aborts the process on negative DLPack strides (a C++ exception escapes
+        # at::fromDLPack), and JAX cannot take them either: refuse cleanly instead.
+        raise BufferError(
+            "__dlpack__(): the array has negative strides, which DLPack consumers such as PyTorch "
+            "cannot represent; use np.asarray(x) for a NumPy view, or export a copy "
+            "(x.__dlpack__(copy=True) or tiarray.asarray(x, copy=True))"
+        )
+    if copy and not copied:
+        x = copy_array(x)
+        copied = True
+    if x._device.kind == "cpu":
+        if stream is not None and stream != -1:
+            raise BufferError(f"__dlpack__(): stream must be None for CPU memory, got {stream!r}")
+    elif stream != -1:
+        _cuda.stream_wait(stream)
+    return _dlpack.export_capsule(
+        x._ptr, x._shape, x._strides, x._dtype, x._device.dlpack, x,
+        readonly=x._readonly, versioned=versioned, copied=copied,
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- TiArray methods
+
+
+def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """Export as a DLPack capsule (versioned when ``max_version >= (1, 0)``, else legacy).
+
+    Parameters
+    ----------
+    stream : int or None
+        CPU: must be ``None``. CUDA: the consumer's stream (``None`` or ``1`` the
+        legacy default stream, ``2`` the per-thread default stream, ``-1`` no
+        synchronisation, another int a ``cudaStream_t``); the data is made ready on it.
+    max_version : tuple of int, optional
+        The highest DLPack version the consumer understands.
+    dl_device : tuple, optional
+        The device the consumer wants the data on; a different device needs ``copy``.
+    copy : bool, optional
+        ``True`` exports a copy, ``False`` never copies (``BufferError`` if one is needed).
+
+    Raises
+    ------
+    BufferError
+        If the array cannot be exported as asked (device needs a copy and
+        ``copy=False``, a stream on the CPU, ``bfloat16`` to a legacy consumer ...).
+    """
+    return export_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+
+def to_device(self, device, /, *, stream=None) -> TiArray:
+    """This array on ``device``: itself if it is there already, else a copy."""
+    dev = _runtime.get_device(device, func="to_device")
+    if dev == self._device:
+        return self
+    return copy_to_device(self, dev, stream=stream)
+
+
+for _f in (__dlpack__, to_device):
+    _f.__qualname__ = f"TiArray.{_f.__name__}"
+    setattr(TiArray, _f.__name__, _f)
+del _f
