@@ -92,9 +92,8 @@ def _nonzero_fraction(x: np.ndarray) -> float:
 # ----------------------------------------------------------------------------- CSR
 
 
-def csr_policy(weights, indices, indptr, x, *, shape, transpose):
-    """Policy of csrmv/event_csrmv (1-D ``x``) and csrmm/event_csrmm (2-D ``x``)."""
-    nnz = indices.shape[0]
+def _product_decide(nnz, x, xi, transpose):
+    """The per-call decision of a product over ``nnz`` synapses with operand ``x`` (input ``xi``)."""
     k = x.shape[1] if x.ndim == 2 else 1
     if not transpose:
 
@@ -107,14 +106,12 @@ def csr_policy(weights, indices, indptr, x, *, shape, transpose):
         if nnz < _SCATTER_PAR[0] or (x.ndim == 2 and k < 2):
             return "serial"
         # synapses of the active rows, estimated from the fraction of nonzero entries
-        return _mode(nnz * k * _nonzero_fraction(h[3]) < _SCATTER_PAR[0])
+        return _mode(nnz * k * _nonzero_fraction(h[xi]) < _SCATTER_PAR[0])
 
     return decide
 
 
-def csr_scratch(weights, indices, indptr, x, *, serial, shape, transpose):
-    """csrmv: one private output per extra thread block (parallel scatter on the CPU);
-    csrmm (transposed, CPU): the column-major output it scatters into."""
+def _product_scratch(weights, x, serial, shape, transpose):
     n_out = shape[1] if transpose else shape[0]
     if not transpose:
         return ShapeDtype((0,), weights.dtype)
@@ -122,6 +119,26 @@ def csr_scratch(weights, indices, indptr, x, *, serial, shape, transpose):
         return ShapeDtype((x.shape[1] * n_out if _cpu() else 0,), weights.dtype)
     blocks = 1 if serial else threads()
     return ShapeDtype(((blocks - 1) * n_out,), weights.dtype)
+
+
+def csr_policy(weights, indices, indptr, x, *, shape, transpose):
+    """Policy of csrmv/event_csrmv (1-D ``x``) and csrmm/event_csrmm (2-D ``x``)."""
+    return _product_decide(indices.shape[0], x, 3, transpose)
+
+
+def csr_scratch(weights, indices, indptr, x, *, serial, shape, transpose):
+    """csrmv: one private output per extra thread block (parallel scatter on the CPU);
+    csrmm (transposed, CPU): the column-major output it scatters into."""
+    return _product_scratch(weights, x, serial, shape, transpose)
+
+
+def fcn_policy(weights, indices, x, *, shape, transpose):
+    """Policy of the fixed-number products (inputs ``weights, indices, x``)."""
+    return _product_decide(indices.shape[0], x, 2, transpose)
+
+
+def fcn_scratch(weights, indices, x, *, serial, shape, transpose):
+    return _product_scratch(weights, x, serial, shape, transpose)
 
 
 def _cpu() -> bool:
@@ -143,6 +160,18 @@ def gather_policy(work):
         return decide
 
     return policy
+
+
+def dense_policy(weights, events, *, transpose):
+    """Dense event products: the weights read, ``len(out) x active events``."""
+    m, n = weights.shape
+    k = events.shape[1] if events.ndim == 2 else 1
+    n_out = n if transpose else m
+
+    def decide(h):
+        return _mode(n_out * k * events.shape[0] * _nonzero_fraction(h[1]) < _GATHER_PAR[0])
+
+    return decide
 
 
 # ----------------------------------------------------------------------------- JITC
