@@ -39,6 +39,11 @@ __all__ = [
     "jitc_todense_prob_uniform",
     "jitc_todense_prob_normal",
     "fixed_prob_csr",
+    "fcnmv",
+    "event_fcnmv",
+    "fcnmm",
+    "event_fcnmm",
+    "fixed_num_conn",
     "set_thresholds",
     # row-partitioned products over JAX devices
     "partition_csr_rows",

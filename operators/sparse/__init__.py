@@ -15,6 +15,7 @@ from ._csr import (
     event_csrmm,
     event_csrmv,
 )
+from ._fcn import event_fcnmm, event_fcnmv, fcnmm, fcnmv, fixed_num_conn
 from ._jitc import (
     fixed_prob_csr,
     jitc_event_mv_prob_homo,
@@ -49,6 +50,11 @@ __all__ = [
     "jitc_todense_prob_uniform",
     "jitc_todense_prob_normal",
     "fixed_prob_csr",
+    "fcnmv",
+    "event_fcnmv",
+    "fcnmm",
+    "event_fcnmm",
+    "fixed_num_conn",
     "CSR",
     "set_thresholds",
 ]

@@ -10,6 +10,8 @@ No ``from __future__ import annotations`` here: kernels import from this module.
 import taichi as ti
 from taichi.lang import impl as _impl
 
+from tiarray._launch import IEEE  # noqa: F401  (compile options of the non-vectorised kernels)
+
 # Taichi's CPU backend splits a parallel range-for of N iterations into
 # ``num_threads`` chunks of ``max(ceil(N / num_threads), 512)`` iterations (taichi 1.7,
 # ``cpu_parallel_range_for``; ``ti.loop_config(block_dim=...)`` is ignored on the CPU).

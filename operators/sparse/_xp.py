@@ -27,6 +27,7 @@ __all__ = [
     "host",
     "from_numpy",
     "is_traced",
+    "reshape",
 ]
 
 
@@ -236,3 +237,12 @@ def cumsum(x):
 
         return jnp.cumsum(x)
     return np.cumsum(x)
+
+
+def reshape(x, shape):
+    """``x.reshape(shape)`` for every framework (TiArrays through ``tiarray.reshape``)."""
+    if framework_of(x) == "tiarray":
+        import tiarray as ta
+
+        return ta.reshape(x, tuple(shape))
+    return x.reshape(tuple(shape))

@@ -1,0 +1,122 @@
+"""Test cases of the sparse operator families beyond CSR, each with a dense NumPy reference.
+
+A :class:`Case` is one call of a public function: its arguments (NumPy arrays; the
+framework tests convert them), its keyword arguments, a float64 reference computed from
+the same values with dense NumPy matrices, the positions of the differentiable
+arguments, and the largest number of terms summed into one output element (for the
+tolerance). ``tests/test_sparse_families.py`` runs every case on every framework.
+
+Tolerances come from the error analysis of a float sum: a result element that sums ``k``
+products of exactly representable inputs is within ``(k + 2) * eps * sum |terms|`` of the
+exact value (``k - 1`` roundings of the sum, one per product, one for a shared weight
+applied at the end). ``sum |terms|`` is the reference evaluated on the absolute values of
+the arguments (every reference is a sum of products of its arguments).
+
+Seeds are stable: ``zlib.crc32`` of the case id (``hash()`` of a str changes per process).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import tiarray.operators.sparse as sp
+
+
+@dataclass
+class Case:
+    id: str
+    family: str
+    fn: object  # the public function
+    args: tuple  # NumPy arrays / Python values, positional
+    kw: dict
+    ref: object  # ref(*args) -> float64 ndarray (the same positional arguments)
+    diff: tuple  # positions of differentiable (float) arguments
+    terms: int  # the most terms summed into one output element
+    dtype: str  # the result dtype
+    operand: int | None = None  # position of the vmapped operand (mv: becomes the mm operator)
+    mm_prim: str | None = None  # the primitive vmap must become
+    extra: dict = field(default_factory=dict)
+
+    def tol(self, *args):
+        """Per-element absolute tolerance against the float64 reference."""
+        eps = np.finfo(self.dtype).eps
+        absargs = tuple(np.abs(a) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args)
+        scale = np.abs(self.ref(*absargs))
+        return (self.terms + 2) * eps * scale + np.finfo(self.dtype).tiny
+
+
+def rng_for(case_id: str) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(case_id.encode()))
+
+
+def _weights(kind, shape, dtype, rng):
+    if kind == "scalar":
+        return np.asarray(rng.standard_normal(), dtype)
+    if kind == "one":
+        return np.asarray([rng.standard_normal()], dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _operand(shape, ekind, dtype, rng):
+    if ekind == "bool":
+        return rng.random(shape) < 0.3
+    x = rng.standard_normal(shape).astype(dtype)
+    x[rng.random(shape) < 0.4] = 0
+    return x
+
+
+def _f64(x):
+    return np.asarray(x, np.float64)
+
+
+# ----------------------------------------------------------------------------- fixed-number
+
+
+def fcn_dense(w, idx, shape):
+    m, n = shape
+    A = np.zeros((m, n))
+    w = _f64(w)
+    wb = np.broadcast_to(w.reshape(()) if w.size == 1 else w.reshape(idx.shape), idx.shape)
+    np.add.at(A, (np.repeat(np.arange(m), idx.shape[1]), idx.reshape(-1)), wb.reshape(-1))
+    return A
+
+
+def fcn_cases():
+    out = []
+    m, n, k = 23, 17, 5
+    for op in ("fcnmv", "event_fcnmv", "fcnmm", "event_fcnmm"):
+        for dtype in ("float32", "float64"):
+            for wk in ("per-synapse", "scalar", "one"):
+                for transpose in (False, True):
+                    for ekind in ("bool", "float") if op.startswith("event") else ("float",):
+                        cid = f"{op}-{dtype}-{wk}-T{int(transpose)}-{ekind}"
+                        rng = rng_for(cid)
+                        idx = sp.fixed_num_conn(m, n, k, seed=int(rng.integers(1 << 30)), replace=True)
+                        w = _weights(wk, (m, k), dtype, rng)
+                        length = m if transpose else n
+                        x = _operand((length,) if op.endswith("mv") else (length, 3), ekind, dtype, rng)
+
+                        def ref(w_, idx_, x_, transpose=transpose):
+                            A = fcn_dense(w_, idx_, (m, n))
+                            return (A.T if transpose else A) @ _f64(x_)
+
+                        out.append(
+                            Case(
+                                cid, "fcn", getattr(sp, op), (w, idx, x), dict(shape=(m, n), transpose=transpose),
+                                ref, (0,) if ekind == "bool" else (0, 2),
+                                terms=int(np.bincount(idx.reshape(-1)).max()) if transpose else k, dtype=dtype,
+                                operand=2 if op.endswith("mv") else None,
+                                mm_prim=op[:-1] + "m" if op.endswith("mv") else None,
+                            )
+                        )  # fmt: skip
+    return out
+
+
+ALL = {"fcn": fcn_cases}
+
+
+def cases(family=None):
+    fams = [family] if family else list(ALL)
+    return [c for f in fams for c in ALL[f]()]
