@@ -44,6 +44,12 @@ __all__ = [
     "fcnmm",
     "event_fcnmm",
     "fixed_num_conn",
+    "coomv",
+    "event_coomv",
+    "coomm",
+    "event_coomm",
+    "event_densemv",
+    "event_densemm",
     "set_thresholds",
     # row-partitioned products over JAX devices
     "partition_csr_rows",

@@ -114,7 +114,87 @@ def fcn_cases():
     return out
 
 
-ALL = {"fcn": fcn_cases}
+# ----------------------------------------------------------------------------- dense
+
+
+def dense_cases():
+    out = []
+    m, n = 19, 26
+    for op in ("event_densemv", "event_densemm"):
+        for dtype in ("float32", "float64"):
+            for transpose in (False, True):
+                for ekind in ("bool", "float"):
+                    cid = f"{op}-{dtype}-T{int(transpose)}-{ekind}"
+                    rng = rng_for(cid)
+                    W = rng.standard_normal((m, n)).astype(dtype)
+                    length = m if transpose else n
+                    x = _operand((length,) if op.endswith("mv") else (length, 3), ekind, dtype, rng)
+
+                    def ref(W_, x_, transpose=transpose):
+                        return (_f64(W_).T if transpose else _f64(W_)) @ _f64(x_)
+
+                    out.append(
+                        Case(
+                            cid, "dense", getattr(sp, op), (W, x), dict(transpose=transpose), ref,
+                            (0,) if ekind == "bool" else (0, 1), terms=length, dtype=dtype,
+                            operand=1 if op.endswith("mv") else None,
+                            mm_prim="event_densemm" if op.endswith("mv") else None,
+                        )
+                    )  # fmt: skip
+    return out
+
+
+# ----------------------------------------------------------------------------- COO
+
+
+def coo_dense(w, row, col, shape):
+    A = np.zeros(shape)
+    w = _f64(w)
+    np.add.at(A, (row, col), np.broadcast_to(w.reshape(()) if w.size == 1 else w, row.shape))
+    return A
+
+
+def random_coo(m, n, nnz, rng):
+    """Unsorted synapses with repeated pairs (they add up)."""
+    row = rng.integers(0, m, nnz)
+    col = rng.integers(0, n, nnz)
+    row[-5:], col[-5:] = row[:5], col[:5]
+    perm = rng.permutation(nnz)
+    return row[perm].astype(np.int32), col[perm].astype(np.int32)
+
+
+def coo_cases():
+    out = []
+    m, n, nnz = 21, 16, 90
+    for op in ("coomv", "event_coomv", "coomm", "event_coomm"):
+        for dtype in ("float32", "float64"):
+            for wk in ("per-synapse", "scalar", "one"):
+                for transpose in (False, True):
+                    for ekind in ("bool", "float") if op.startswith("event") else ("float",):
+                        cid = f"{op}-{dtype}-{wk}-T{int(transpose)}-{ekind}"
+                        rng = rng_for(cid)
+                        row, col = random_coo(m, n, nnz, rng)
+                        w = _weights(wk, (nnz,), dtype, rng)
+                        length = m if transpose else n
+                        x = _operand((length,) if op.endswith("mv") else (length, 3), ekind, dtype, rng)
+
+                        def ref(w_, row_, col_, x_, transpose=transpose):
+                            A = coo_dense(w_, row_, col_, (m, n))
+                            return (A.T if transpose else A) @ _f64(x_)
+
+                        dst = col if transpose else row
+                        out.append(
+                            Case(
+                                cid, "coo", getattr(sp, op), (w, row, col, x), dict(shape=(m, n), transpose=transpose),
+                                ref, (0,) if ekind == "bool" else (0, 3), terms=int(np.bincount(dst).max()),
+                                dtype=dtype, operand=3 if op.endswith("mv") else None,
+                                mm_prim=op[:-1] + "m" if op.endswith("mv") else None,
+                            )
+                        )  # fmt: skip
+    return out
+
+
+ALL = {"fcn": fcn_cases, "dense": dense_cases, "coo": coo_cases}
 
 
 def cases(family=None):

@@ -5,6 +5,7 @@ Every product is a :class:`tiarray.Operator`: it runs on NumPy, PyTorch, JAX (``
 kind. See ``docs/sparse.md`` for the conventions, the math and the measured speed.
 """
 
+from ._coo import coomm, coomv, event_coomm, event_coomv
 from ._csr import (
     csr_from_dense,
     csr_sddmm,
@@ -15,6 +16,7 @@ from ._csr import (
     event_csrmm,
     event_csrmv,
 )
+from ._dense import event_densemm, event_densemv
 from ._fcn import event_fcnmm, event_fcnmv, fcnmm, fcnmv, fixed_num_conn
 from ._jitc import (
     fixed_prob_csr,
@@ -55,6 +57,12 @@ __all__ = [
     "fcnmm",
     "event_fcnmm",
     "fixed_num_conn",
+    "coomv",
+    "event_coomv",
+    "coomm",
+    "event_coomm",
+    "event_densemv",
+    "event_densemm",
     "CSR",
     "set_thresholds",
 ]

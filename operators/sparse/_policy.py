@@ -162,6 +162,23 @@ def gather_policy(work):
     return policy
 
 
+def coo_policy(weights, row, col, x, *, shape, transpose):
+    """COO products: a scatter over every synapse, in both directions."""
+    nnz = row.shape[0] * (x.shape[1] if x.ndim == 2 else 1)
+
+    def decide(h):
+        return _mode(nnz < _SCATTER_PAR[0] or (x.ndim == 2 and x.shape[1] < 2))
+
+    return decide
+
+
+def coo_scratch(weights, row, col, x, *, serial, shape, transpose):
+    """coomv: one private output per extra thread block (CPU); none serially or on GPUs."""
+    n_out = shape[1] if transpose else shape[0]
+    blocks = 1 if serial or not _cpu() else threads()
+    return ShapeDtype(((blocks - 1) * n_out,), weights.dtype)
+
+
 def dense_policy(weights, events, *, transpose):
     """Dense event products: the weights read, ``len(out) x active events``."""
     m, n = weights.shape
