@@ -18,7 +18,7 @@ Seeds are stable: ``zlib.crc32`` of the case id (``hash()`` of a str changes per
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import tiarray.operators.sparse as sp
@@ -37,13 +37,18 @@ class Case:
     dtype: str  # the result dtype
     operand: int | None = None  # position of the vmapped operand (mv: becomes the mm operator)
     mm_prim: str | None = None  # the primitive vmap must become
-    extra: dict = field(default_factory=dict)
+    absref: object = None  # sum |terms| per element, where it is not ref() of the absolute values
 
     def tol(self, *args):
         """Per-element absolute tolerance against the float64 reference."""
         eps = np.finfo(self.dtype).eps
-        absargs = tuple(np.abs(a) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args)
-        scale = np.abs(self.ref(*absargs))
+        if self.absref is not None:
+            scale = self.absref(*args)
+        else:
+            absargs = tuple(
+                np.abs(a) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args
+            )
+            scale = np.abs(self.ref(*absargs))
         return (self.terms + 2) * eps * scale + np.finfo(self.dtype).tiny
 
 
@@ -194,7 +199,112 @@ def coo_cases():
     return out
 
 
-ALL = {"fcn": fcn_cases, "dense": dense_cases, "coo": coo_cases}
+# ----------------------------------------------------------------------------- JIT connectivity
+
+JITC_PARAMS = {"homo": (0.7,), "uniform": (-0.4, 1.3), "normal": (0.2, 0.9)}
+
+
+def jitc_cases():
+    """The matrix products (every dtype), and the vector products in float64 (their vmap is one
+    matrix product)."""
+    out = []
+    shape, prob, seed = (29, 23), 0.25, 31
+    m, n = shape
+    for dist, pvals in JITC_PARAMS.items():
+        todense = getattr(sp, f"jitc_todense_prob_{dist}")
+        for event in (False, True):
+            for kind in ("mm", "mv"):
+                op = f"jitc_{'event_' if event else ''}{kind}_prob_{dist}"
+                for dtype in ("float32", "float64") if kind == "mm" else ("float64",):
+                    for transpose in (False, True):
+                        for ekind in ("bool", "float") if event else ("float",):
+                            cid = f"{op}-{dtype}-T{int(transpose)}-{ekind}"
+                            rng = rng_for(cid)
+                            ps = tuple(np.asarray(p, dtype) for p in pvals)
+                            length = m if transpose else n
+                            x = _operand((length,) if kind == "mv" else (length, 3), ekind, dtype, rng)
+                            k = len(ps)
+
+                            def ref(x_, *rest, transpose=transpose, todense=todense, k=k):
+                                A = _f64(todense(*rest[:k], prob, seed, shape=shape))
+                                return (A.T if transpose else A) @ _f64(x_)
+
+                            def absref(x_, *rest, transpose=transpose, todense=todense, k=k):
+                                A = np.abs(_f64(todense(*rest[:k], prob, seed, shape=shape)))
+                                return (A.T if transpose else A) @ np.abs(_f64(x_))
+
+                            A = todense(*ps, prob, seed, shape=shape) != 0
+                            terms = int(A.sum(0 if transpose else 1).max())
+                            diff = tuple(range(1, 1 + k)) if ekind == "bool" else tuple(range(0, 1 + k))
+                            out.append(
+                                Case(
+                                    cid, "jitc", getattr(sp, op), (x, *ps, prob, seed),
+                                    dict(shape=shape, transpose=transpose), ref, diff, terms=terms, dtype=dtype,
+                                    operand=0 if kind == "mv" else None,
+                                    mm_prim=op.replace("_mv_", "_mm_") if kind == "mv" else None, absref=absref,
+                                )
+                            )  # fmt: skip
+    return out
+
+
+# ----------------------------------------------------------------------------- spike-index events
+
+
+def spike_list(m, rate, pad, rng):
+    """``(ids, count, e)``: the distinct active rows first, then ``pad`` junk entries (as
+    ``jnp.nonzero(size=...)`` pads), and the event vector they stand for."""
+    e = rng.random(m) < rate
+    active = np.nonzero(e)[0]
+    ids = np.concatenate([active, rng.integers(0, m, pad)]).astype(np.int32)
+    return ids, len(active), e
+
+
+def indexed_cases():
+    from _sparse_helpers import dense_of, random_csr
+
+    out = []
+    m, n = 27, 19
+    for op in ("event_csrmv_indexed", "event_fcnmv_indexed"):
+        for dtype in ("float32", "float64"):
+            for wk in ("per-synapse", "scalar", "one"):
+                cid = f"{op}-{dtype}-{wk}"
+                rng = rng_for(cid)
+                ids, count, e = spike_list(m, 0.3, 4, rng)
+                if op == "event_csrmv_indexed":
+                    w0, idx, ptr, _ = random_csr(m, n, 0.3, rng)
+                    w = _weights(wk, w0.shape, dtype, rng)
+                    args = (w, idx, ptr, ids, count)
+
+                    def ref(w_, idx_, ptr_, ids_, count_, e=e):
+                        return dense_of(w_, idx_, ptr_, (m, n)).T @ e
+
+                    terms = int(np.bincount(idx, minlength=n).max())
+                else:
+                    idx = sp.fixed_num_conn(m, n, 4, seed=int(rng.integers(1 << 30)), replace=True)
+                    w = _weights(wk, idx.shape, dtype, rng)
+                    args = (w, idx, ids, count)
+
+                    def ref(w_, idx_, ids_, count_, e=e):
+                        return fcn_dense(w_, idx_, (m, n)).T @ e
+
+                    terms = int(np.bincount(idx.reshape(-1), minlength=n).max())
+                out.append(
+                    Case(
+                        cid,
+                        "indexed",
+                        getattr(sp, op),
+                        args,
+                        dict(shape=(m, n)),
+                        ref,
+                        (0,),
+                        terms=terms,
+                        dtype=dtype,
+                    )
+                )
+    return out
+
+
+ALL = {"fcn": fcn_cases, "dense": dense_cases, "coo": coo_cases, "jitc": jitc_cases, "indexed": indexed_cases}
 
 
 def cases(family=None):

@@ -18,11 +18,18 @@ from ._csr import (
 )
 from ._dense import event_densemm, event_densemv
 from ._fcn import event_fcnmm, event_fcnmv, fcnmm, fcnmv, fixed_num_conn
+from ._indexed import event_csrmv_indexed, event_fcnmv_indexed, ids_to_events
 from ._jitc import (
     fixed_prob_csr,
+    jitc_event_mm_prob_homo,
+    jitc_event_mm_prob_normal,
+    jitc_event_mm_prob_uniform,
     jitc_event_mv_prob_homo,
     jitc_event_mv_prob_normal,
     jitc_event_mv_prob_uniform,
+    jitc_mm_prob_homo,
+    jitc_mm_prob_normal,
+    jitc_mm_prob_uniform,
     jitc_mv_prob_homo,
     jitc_mv_prob_normal,
     jitc_mv_prob_uniform,
@@ -48,6 +55,12 @@ __all__ = [
     "jitc_event_mv_prob_homo",
     "jitc_event_mv_prob_uniform",
     "jitc_event_mv_prob_normal",
+    "jitc_mm_prob_homo",
+    "jitc_mm_prob_uniform",
+    "jitc_mm_prob_normal",
+    "jitc_event_mm_prob_homo",
+    "jitc_event_mm_prob_uniform",
+    "jitc_event_mm_prob_normal",
     "jitc_todense_prob_homo",
     "jitc_todense_prob_uniform",
     "jitc_todense_prob_normal",
@@ -57,6 +70,9 @@ __all__ = [
     "fcnmm",
     "event_fcnmm",
     "fixed_num_conn",
+    "event_csrmv_indexed",
+    "event_fcnmv_indexed",
+    "ids_to_events",
     "coomv",
     "event_coomv",
     "coomm",

@@ -162,6 +162,21 @@ def gather_policy(work):
     return policy
 
 
+def indexed_policy(i_ids: int):
+    """Spike-index products (``ids`` at input ``i_ids``, ``count`` after it): the synapses of the
+    listed rows, estimated from the mean row length."""
+
+    def policy(*inputs, shape):
+        per_row = inputs[1].shape[0] / max(shape[0], 1)
+
+        def decide(h):
+            return _mode(per_row * max(int(h[i_ids + 1]), 0) < _SCATTER_PAR[0])
+
+        return decide
+
+    return policy
+
+
 def coo_policy(weights, row, col, x, *, shape, transpose):
     """COO products: a scatter over every synapse, in both directions."""
     nnz = row.shape[0] * (x.shape[1] if x.ndim == 2 else 1)
@@ -217,8 +232,10 @@ def jitc_policy(n_params: int):
 
 
 def jitc_scratch(x, *rest, serial, shape, transpose):
-    n_out = shape[1] if transpose else shape[0]
-    blocks = 1 if (serial or not transpose) else threads()
+    """One private output per extra thread block of a transposed CPU product (a matrix product's
+    outputs are ``n x K``); none serially, for gathers and on GPUs."""
+    n_out = (shape[1] if transpose else shape[0]) * (x.shape[1] if x.ndim == 2 else 1)
+    blocks = 1 if (serial or not transpose or not _cpu()) else threads()
     return ShapeDtype(((blocks - 1) * n_out,), rest[0].dtype)
 
 

@@ -78,9 +78,22 @@ def sddmm_transpose(op_of, mv: str, mm: str):
 
 
 def loop_batch(op, args, axes, static):
-    """vmap by one call per batch element (for batched connectivity or weights)."""
+    """vmap by one call per batch element (batched connectivity, weights or seeds): ``lax.map``
+    under JAX (one launch per element in a loop, not an unrolled graph), a loop elsewhere."""
     size = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
     moved = [None if ax is None else _xp.moveaxis(a, ax, 0) for a, ax in zip(args, axes)]
+    if _xp.fw_of(*args) == "jax":
+        from jax import lax
+
+        idx = [i for i, m in enumerate(moved) if m is not None]
+
+        def one(batched):
+            call = list(args)
+            for i, v in zip(idx, batched):
+                call[i] = v
+            return op(*call, **static)
+
+        return lax.map(one, tuple(moved[i] for i in idx)), 0
     outs = []
     for b in range(size):
         call = [a if m is None else m[b] for a, m in zip(args, moved)]
@@ -88,26 +101,32 @@ def loop_batch(op, args, axes, static):
     return _xp.stack(outs, 0), 0
 
 
-def mv_batch(op_of, name: str, mm_name: str):
-    """vmap of an ``mv`` product over its operand (the last input): one ``mm`` launch."""
+def mv_batch(op_of, name: str, mm_name: str, operand: int = -1):
+    """vmap of an ``mv`` product over its operand (input ``operand``, the last by default): one
+    ``mm`` launch."""
 
     def rule(args, axes, **static):
-        if all(ax is None for ax in axes[:-1]):
-            xb = _xp.moveaxis(args[-1], axes[-1], 1)  # (length, batch): the batch becomes the columns
-            return op_of(mm_name)(*args[:-1], xb, **static), 1
+        i = operand % len(args)
+        if all(ax is None for j, ax in enumerate(axes) if j != i):
+            a = list(args)
+            a[i] = _xp.moveaxis(args[i], axes[i], 1)  # (length, batch): the batch becomes the columns
+            return op_of(mm_name)(*a, **static), 1
         return loop_batch(op_of(name), args, axes, static)
 
     return rule
 
 
-def mm_batch(op_of, name: str):
+def mm_batch(op_of, name: str, operand: int = -1):
     """vmap of an ``mm`` product over its dense operand: the batch is folded into the columns."""
 
     def rule(args, axes, **static):
-        if all(ax is None for ax in axes[:-1]):
-            xb = _xp.moveaxis(args[-1], axes[-1], 1)  # (length, batch, k)
+        i = operand % len(args)
+        if all(ax is None for j, ax in enumerate(axes) if j != i):
+            xb = _xp.moveaxis(args[i], axes[i], 1)  # (length, batch, k)
             length, b, k = xb.shape
-            y = op_of(name)(*args[:-1], xb.reshape(length, b * k), **static)
+            a = list(args)
+            a[i] = xb.reshape(length, b * k)
+            y = op_of(name)(*a, **static)
             return y.reshape(y.shape[0], b, k), 1
         return loop_batch(op_of(name), args, axes, static)
 
