@@ -50,6 +50,7 @@ __all__ = [
     "fcnmm",
     "event_fcnmm",
     "fixed_num_conn",
+    "event_csrmv_delayed",
     "event_csrmv_indexed",
     "event_fcnmv_indexed",
     "ids_to_events",

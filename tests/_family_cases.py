@@ -304,7 +304,52 @@ def indexed_cases():
     return out
 
 
-ALL = {"fcn": fcn_cases, "dense": dense_cases, "coo": coo_cases, "jitc": jitc_cases, "indexed": indexed_cases}
+# ----------------------------------------------------------------------------- delays
+
+
+def delayed_cases():
+    from _sparse_helpers import random_csr
+
+    out = []
+    m, n, D = 25, 18, 4
+    for dtype in ("float32", "float64"):
+        for wk in ("per-synapse", "scalar", "one"):
+            for ekind in ("bool", "float"):
+                for t in (2, 9):
+                    cid = f"event_csrmv_delayed-{dtype}-{wk}-{ekind}-t{t}"
+                    rng = rng_for(cid)
+                    w0, idx, ptr, _ = random_csr(m, n, 0.3, rng)
+                    w = _weights(wk, w0.shape, dtype, rng)
+                    delays = rng.integers(0, D, idx.shape[0]).astype(np.int32)
+                    hist = _operand((D, m), ekind, dtype, rng)
+                    rows = np.repeat(np.arange(m), np.diff(ptr))
+
+                    def ref(w_, idx_, ptr_, d_, h_, t_, rows=rows):
+                        wb = np.broadcast_to(
+                            _f64(w_).reshape(()) if np.size(w_) == 1 else _f64(w_), idx_.shape
+                        )
+                        y = np.zeros(n)
+                        np.add.at(y, idx_, wb * _f64(h_)[(t_ - d_) % D, rows])
+                        return y
+
+                    out.append(
+                        Case(
+                            cid, "delayed", sp.event_csrmv_delayed, (w, idx, ptr, delays, hist, t), dict(shape=(m, n)),
+                            ref, (0,) if ekind == "bool" else (0, 4), terms=int(np.bincount(idx, minlength=n).max()),
+                            dtype=dtype,
+                        )
+                    )  # fmt: skip
+    return out
+
+
+ALL = {
+    "fcn": fcn_cases,
+    "dense": dense_cases,
+    "coo": coo_cases,
+    "jitc": jitc_cases,
+    "indexed": indexed_cases,
+    "delayed": delayed_cases,
+}
 
 
 def cases(family=None):

@@ -17,6 +17,8 @@ from tiarray.operators.sparse import (
     _coo_kernels,
     _csr,
     _csr_kernels,
+    _delayed,
+    _delayed_kernels,
     _dense,
     _fcn,
     _fcn_kernels,
@@ -26,13 +28,14 @@ from tiarray.operators.sparse import (
     _jitc_kernels,
 )
 
-KERNEL_MODULES = (_csr_kernels, _jitc_kernels, _fcn_kernels, _coo_kernels, _indexed_kernels)
+KERNEL_MODULES = (_csr_kernels, _jitc_kernels, _fcn_kernels, _coo_kernels, _indexed_kernels, _delayed_kernels)
 
 
 def _ops():
     return [op for mod in (_csr, _jitc, _fcn, _coo, _dense) for op in mod._OPS.values()] + [
         _indexed._CSR,
         _indexed._FCN,
+        _delayed._MAIN,
     ]
 
 
@@ -88,7 +91,9 @@ def test_jitc_gpu_paths(gpu_paths, dist, params):
     np.testing.assert_allclose(y, A.T @ e, rtol=1e-12, atol=1e-12)
 
 
-GPU_CASES = [c for c in cases() if c.dtype == "float64" and c.family in ("fcn", "coo", "jitc", "indexed")]
+GPU_CASES = [
+    c for c in cases() if c.dtype == "float64" and c.family in ("fcn", "coo", "jitc", "indexed", "delayed")
+]
 
 
 @pytest.mark.parametrize("case", GPU_CASES, ids=[c.id for c in GPU_CASES])

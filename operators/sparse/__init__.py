@@ -16,6 +16,7 @@ from ._csr import (
     event_csrmm,
     event_csrmv,
 )
+from ._delayed import event_csrmv_delayed
 from ._dense import event_densemm, event_densemv
 from ._fcn import event_fcnmm, event_fcnmv, fcnmm, fcnmv, fixed_num_conn
 from ._indexed import event_csrmv_indexed, event_fcnmv_indexed, ids_to_events
@@ -70,6 +71,7 @@ __all__ = [
     "fcnmm",
     "event_fcnmm",
     "fixed_num_conn",
+    "event_csrmv_delayed",
     "event_csrmv_indexed",
     "event_fcnmv_indexed",
     "ids_to_events",

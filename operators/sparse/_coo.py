@@ -97,8 +97,8 @@ def coo(func, weights, row, col, shape, *, like_dtype=None, like=None):
     if nnz >= 2**31:
         raise ValueError(f"{func}(): at most 2**31 - 1 synapses are supported, got {nnz}")
     w = _validate._weights(func, weights, nnz, like_dtype, like if like is not None else r)
-    _validate.index_range(func, "row", r, m, "row")
-    _validate.index_range(func, "col", c, n, "column")
+    _validate.index_range(func, "row", r, m, "row index")
+    _validate.index_range(func, "col", c, n)
     return w, r, c, m, n
 
 

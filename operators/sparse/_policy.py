@@ -177,6 +177,20 @@ def indexed_policy(i_ids: int):
     return policy
 
 
+def delayed_policy(weights, indices, indptr, delays, history, t, *, shape):
+    """Delayed products: the synapses of the neurons with an event in the ``D``-step window."""
+    nnz = indices.shape[0]
+
+    def decide(h):
+        if nnz < _SCATTER_PAR[0]:
+            return "serial"
+        hist = h[4]
+        active = np.count_nonzero(hist.any(axis=0)) / hist.shape[1] if hist.size else 0.0
+        return _mode(nnz * active < _SCATTER_PAR[0])
+
+    return decide
+
+
 def coo_policy(weights, row, col, x, *, shape, transpose):
     """COO products: a scatter over every synapse, in both directions."""
     nnz = row.shape[0] * (x.shape[1] if x.ndim == 2 else 1)

@@ -285,7 +285,7 @@ def int_scalar(func: str, name: str, x, like=None):
     return a.reshape(()) if tuple(a.shape) != () else a
 
 
-def index_range(func: str, name: str, x, n: int, what: str = "column") -> None:
+def index_range(func: str, name: str, x, n: int, what: str = "column index") -> None:
     """Every value of the (concrete) integer array ``x`` lies in ``[0, n)``, else ``IndexError``
     naming the first one outside. Traced arrays are not checked (the kernels stay in bounds
     regardless). The check is remembered while ``x`` cannot have changed (``_once``)."""
@@ -300,7 +300,7 @@ def index_range(func: str, name: str, x, n: int, what: str = "column") -> None:
             pos = np.unravel_index(bad, h.shape)
             pos = int(pos[0]) if h.ndim == 1 else tuple(int(p) for p in pos)
             raise IndexError(
-                f"{func}(): argument '{name}' holds {what} index {int(flat[bad])} at position {pos}, "
+                f"{func}(): argument '{name}' holds {what} {int(flat[bad])} at position {pos}, "
                 f"outside [0, {n})"
             )
         return True
