@@ -39,6 +39,15 @@ from ._jitc import (
     jitc_todense_prob_uniform,
 )
 from ._object import CSR
+from ._plasticity import (
+    column_index,
+    csr_update_on_post,
+    csr_update_on_pre,
+    dense_update_on_post,
+    dense_update_on_pre,
+    fcn_update_on_post,
+    fcn_update_on_pre,
+)
 from ._policy import set_thresholds
 
 __all__ = [
@@ -71,6 +80,13 @@ __all__ = [
     "fcnmm",
     "event_fcnmm",
     "fixed_num_conn",
+    "csr_update_on_pre",
+    "csr_update_on_post",
+    "fcn_update_on_pre",
+    "fcn_update_on_post",
+    "dense_update_on_pre",
+    "dense_update_on_post",
+    "column_index",
     "event_csrmv_delayed",
     "event_csrmv_indexed",
     "event_fcnmv_indexed",
