@@ -29,7 +29,7 @@ def make(fn, dtype, skind, clip):
     rng = rng_for(f"{fn}-{dtype}-{skind}-{clip}")
     lo, hi = (-0.2, 0.6) if clip else (None, None)
     kw = {} if not clip else {"w_min": lo, "w_max": hi}
-    pre, post = fn.endswith("pre"), fn.endswith("post")
+    pre = fn.endswith("pre")
     s = _spikes(M if pre else N, dtype if skind == "float" else "bool", rng)
     tr = rng.standard_normal(N if pre else M).astype(dtype) * 0.3
     sf = s.astype(np.float64)
