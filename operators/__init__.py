@@ -6,7 +6,8 @@ kind. Under JAX every Operator is a primitive (``jit``, ``vmap``, ``grad``, ``jv
 ``scan``); under PyTorch a ``torch.library`` custom op (autograd, ``torch.compile``).
 See ``docs/operators.md``.
 
-The sparse and event-driven operators (CSR products, just-in-time connectivity, the
+The sparse and event-driven operators (CSR, fixed-number, COO and dense event products,
+just-in-time connectivity, spike-index events, synaptic delays, plasticity updates, the
 :class:`CSR` matrix object) are Operators of this kind; see ``docs/sparse.md``. CSR
 products with the matrix split over JAX devices by rows or columns
 (``partition_csr_rows``, ``partition_csr_columns``, ``block_csrmv``, ``sharded_csrmv``) are
