@@ -64,7 +64,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import machine_line  # noqa: E402
-from bench_sparse import BW, make_case, timed  # noqa: E402
+from bench_sparse import BW, _fmt, make_case, timed  # noqa: E402
 
 NOT_INSTALLED = "not installed"
 FAMILIES = ["fcn", "dense", "coo", "jitc_mm", "indexed", "delayed", "plasticity"]
@@ -491,16 +491,6 @@ def run_row(row, min_time, rounds):
             if base is not None and not _check(got, base) and isinstance(res[name], tuple):
                 res[name] = "WRONG (routes disagree)"
     return res
-
-
-def _fmt(x):
-    if x != x:
-        return "-"
-    if x >= 100:
-        return f"{x:,.0f}"
-    if x >= 10:
-        return f"{x:.1f}"
-    return f"{x:.2f}"
 
 
 def _cell(v):

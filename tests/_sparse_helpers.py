@@ -93,6 +93,14 @@ def fd_grad(L, a):
     return g
 
 
+def guarded(n, dtype, pad=64):
+    """A zeroed length-n view in the middle of a buffer filled with a sentinel (12345): a kernel
+    that writes outside the view changes the sentinel."""
+    buf = np.full(n + 2 * pad, 12345.0, dtype)
+    buf[pad : pad + n] = 0
+    return buf, buf[pad : pad + n]
+
+
 @contextlib.contextmanager
 def parallel_mode(mode):
     """Force the serial or the parallel (multi-block) kernels, whatever the size."""

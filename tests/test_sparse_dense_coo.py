@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
+from _sparse_helpers import guarded
 from tiarray.operators.sparse import _coo
 
 from tiarray import _dtypes
@@ -110,12 +111,6 @@ def test_coo_errors(coo):
         sp.coomm(w, row, bad, np.ones((8, 2)), shape=(6, 8))
 
 
-def _guarded(n, dtype, pad=64):
-    buf = np.full(n + 2 * pad, 12345.0, dtype)
-    buf[pad : pad + n] = 0
-    return buf, buf[pad : pad + n]
-
-
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("blocks", [1, 2])
 def test_coo_kernel_stays_in_bounds_on_garbage_indices(transpose, blocks):
@@ -127,8 +122,8 @@ def test_coo_kernel_stays_in_bounds_on_garbage_indices(transpose, blocks):
     vbuf = np.full(n_in + 128, np.nan, np.float32)
     x = vbuf[64 : 64 + n_in]
     x[:] = 1
-    buf, out = _guarded(n_out, np.float32)
-    sbuf, scratch = _guarded((blocks - 1) * n_out, np.float32)
+    buf, out = guarded(n_out, np.float32)
+    sbuf, scratch = guarded((blocks - 1) * n_out, np.float32)
     spec = _coo._OPS["coomv"]._launcher("cpu").spec(
         [(_dtypes.float32, 1, False), (_dtypes.int32, 1, False), (_dtypes.int32, 1, False),
          (_dtypes.float32, 1, False), (_dtypes.float32, 1, False), (_dtypes.float32, 1, False)],

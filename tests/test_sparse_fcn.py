@@ -10,7 +10,7 @@ import _jitc_reference as R
 import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
-from _sparse_helpers import parallel_mode
+from _sparse_helpers import guarded, parallel_mode
 from tiarray.operators.sparse import _fcn, _fcn_kernels, _once
 
 from tiarray import _dtypes
@@ -202,12 +202,6 @@ def test_value_checks_see_torch_in_place_changes(torch, conn):
         sp.event_fcnmv(tw, t, e, shape=(6, 8))
 
 
-def _guarded(n, dtype, pad=64):
-    buf = np.full(n + 2 * pad, 12345.0, dtype)
-    buf[pad : pad + n] = 0
-    return buf, buf[pad : pad + n]
-
-
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("blocks", [1, 2])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
@@ -222,8 +216,8 @@ def test_kernels_stay_in_bounds_on_garbage_indices(transpose, blocks, index_dtyp
     x = vbuf[64 : 64 + n_in]
     x[:] = 1
     n_out = n if transpose else m
-    buf, out = _guarded(n_out, np.float32)
-    sbuf, scratch = _guarded((blocks - 1) * n_out if transpose else 0, np.float32)
+    buf, out = guarded(n_out, np.float32)
+    sbuf, scratch = guarded((blocks - 1) * n_out if transpose else 0, np.float32)
     dt_i = _dtypes.int32 if index_dtype == np.int32 else _dtypes.int64
     spec = _fcn._OPS["fcnmv"]._launcher("cpu").spec(
         [(_dtypes.float32, 1, False), (dt_i, 1, False), (_dtypes.float32, 1, False),

@@ -276,3 +276,16 @@ def test_errors():
     bad[2] = N
     with pytest.raises(IndexError, match="column index"):
         sp.csr_update_on_post(w, bad, ptr, np.ones(N, bool), np.ones(M), shape=(M, N))
+
+
+def test_torch_compile_smoke(torch):
+    args, kw, ref = make("csr_update_on_post", "float64", "bool", True)
+    targs = [torch.from_numpy(np.array(a)) for a in args]
+    eager = sp.csr_update_on_post(*targs, **kw)  # first call eager: see test_sparse_families' smoke
+
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def f(*a):
+        return sp.csr_update_on_post(*a, **kw) * 1
+
+    np.testing.assert_allclose(f(*targs).numpy(), eager.numpy(), rtol=1e-15)
+    np.testing.assert_allclose(eager.numpy(), ref, rtol=1e-15, atol=1e-15)

@@ -18,7 +18,7 @@ Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotation
 import taichi as ti
 
 from ._common import CHUNK, is_bool, ndim, num_threads, on_gpu
-from ._csr_kernels import _valid
+from ._csr_kernels import _add_blocks, _valid
 
 
 @ti.real_func
@@ -139,10 +139,7 @@ def coomv_kernel(
                     else:
                         _span(weights, row, col, vector, scratch, off, a, b, n_out, n_in)
         for c in range(ti.select(nt > 1, n_out, 0)):
-            acc = out[c]
-            for t in range(1, nt):
-                acc += scratch[(t - 1) * n_out + c]
-            out[c] = acc
+            _add_blocks(out, scratch, nt, n_out, c)
 
 
 @ti.func

@@ -83,6 +83,17 @@ def _slot_rows(indptr: ti.template(), n_rows, nnz, t, nt):
     return lo, ti.max(lo, _split_rows(indptr, n_rows, nnz, t + 1, nt))
 
 
+@ti.func
+def _add_blocks(out: ti.template(), scratch: ti.template(), nt, n_out, c):
+    """``out[c] += sum_t scratch[(t - 1) * n_out + c]``: the private outputs of thread blocks
+    ``1 .. nt - 1`` of a CPU scatter added into block 0's (the body of the kernels' last loop,
+    which must stay in the kernel: the serial variant serialises the kernel's own loops)."""
+    acc = out[c]
+    for t in range(1, nt):
+        acc += scratch[(t - 1) * n_out + c]
+    out[c] = acc
+
+
 # ----------------------------------------------------------------------------- csrmv
 
 
@@ -406,10 +417,7 @@ def csrmv_kernel(
                             weights, indices, indptr, vector, scratch, (t - 1) * n_out, lo, hi, n_out, nnz
                         )
             for k in range(ti.select(nt > 1, n_out, 0)):
-                acc = out[k]
-                for t in range(1, nt):
-                    acc += scratch[(t - 1) * n_out + k]
-                out[k] = acc
+                _add_blocks(out, scratch, nt, n_out, k)
 
 
 # ----------------------------------------------------------------------------- csrmm

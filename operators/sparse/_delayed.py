@@ -81,9 +81,7 @@ _MAIN = Operator(
     linear=("weights", "history"),
     batch=lambda args, axes, **st: _rules.loop_batch(_MAIN, args, axes, st),
     nondiff=("indices", "indptr", "delays", "t"),
-    scratch=lambda w, i, p, d, h, t, *, serial, shape: ShapeDtype(
-        (((1 if serial or not _policy._cpu() else _policy.threads()) - 1) * shape[1],), w.dtype
-    ),
+    scratch=lambda w, i, p, d, h, t, *, serial, shape: _policy.private_scratch(serial, shape[1], w.dtype),
     policy=_policy.delayed_policy,
     compile_options=IEEE,
 )

@@ -20,7 +20,7 @@ Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotation
 import taichi as ti
 
 from ._common import CHUNK, is_bool, ndim, on_gpu
-from ._csr_kernels import _bounds, _slot_rows, _valid
+from ._csr_kernels import _add_blocks, _bounds, _slot_rows, _valid
 
 
 @ti.func
@@ -169,10 +169,7 @@ def delayed_kernel(
                         _delayed_rows(weights, indices, indptr, delays, history, scratch, (q - 1) * n_out, lo, hi,
                                       n_out, nnz, tt)  # fmt: skip
             for c in range(ti.select(nt > 1, n_out, 0)):
-                acc = out[c]
-                for q in range(1, nt):
-                    acc += scratch[(q - 1) * n_out + c]
-                out[c] = acc
+                _add_blocks(out, scratch, nt, n_out, c)
 
 
 @ti.kernel

@@ -18,6 +18,7 @@ import taichi as ti
 from ._common import CHUNK, ndim, num_threads, on_gpu
 from ._csr_kernels import (
     GATHER_SYN,
+    _add_blocks,
     _checked_sum,
     _finish,
     _gather_row,
@@ -139,10 +140,7 @@ def fcnmv_kernel(
                             weights, indices, vector, scratch, (t - 1) * n_out, lo, hi, k, n_out
                         )
             for c in range(ti.select(nt > 1, n_out, 0)):
-                acc = out[c]
-                for t in range(1, nt):
-                    acc += scratch[(t - 1) * n_out + c]
-                out[c] = acc
+                _add_blocks(out, scratch, nt, n_out, c)
 
 
 @ti.kernel

@@ -113,9 +113,7 @@ _CSR = Operator(
     linear=("weights",),
     batch=_csr_batch,
     nondiff=("indices", "indptr", "ids", "count"),
-    scratch=lambda w, i, p, ids, c, *, serial, shape: ShapeDtype(
-        (((1 if serial or not _policy._cpu() else _policy.threads()) - 1) * shape[1],), w.dtype
-    ),
+    scratch=lambda w, i, p, ids, c, *, serial, shape: _policy.private_scratch(serial, shape[1], w.dtype),
     policy=_policy.indexed_policy(3),
     compile_options=IEEE,
 )
@@ -127,9 +125,7 @@ _FCN = Operator(
     linear=("weights",),
     batch=_fcn_batch,
     nondiff=("indices", "ids", "count", "n_pre"),
-    scratch=lambda w, i, ids, c, n, *, serial, shape: ShapeDtype(
-        (((1 if serial or not _policy._cpu() else _policy.threads()) - 1) * shape[1],), w.dtype
-    ),
+    scratch=lambda w, i, ids, c, n, *, serial, shape: _policy.private_scratch(serial, shape[1], w.dtype),
     policy=_policy.indexed_policy(2),
     compile_options=IEEE,
 )

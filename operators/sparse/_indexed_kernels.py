@@ -13,7 +13,7 @@ Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotation
 import taichi as ti
 
 from ._common import CHUNK, ndim, on_gpu
-from ._csr_kernels import _bounds, _scatter_row, _scatter_row_homo, _valid
+from ._csr_kernels import _add_blocks, _bounds, _scatter_row, _scatter_row_homo, _valid
 
 
 @ti.func
@@ -77,10 +77,7 @@ def csrmv_indexed_kernel(
                         else:
                             _add_row(weights, indices, scratch, (q - 1) * n_out, a, b, n_out)
         for c in range(ti.select(nt > 1, n_out, 0)):
-            acc = out[c]
-            for q in range(1, nt):
-                acc += scratch[(q - 1) * n_out + c]
-            out[c] = acc
+            _add_blocks(out, scratch, nt, n_out, c)
 
 
 @ti.kernel
@@ -121,10 +118,7 @@ def fcnmv_indexed_kernel(
                         else:
                             _add_row(weights, indices, scratch, (q - 1) * n_out, a, a + k, n_out)
         for c in range(ti.select(nt > 1, n_out, 0)):
-            acc = out[c]
-            for q in range(1, nt):
-                acc += scratch[(q - 1) * n_out + c]
-            out[c] = acc
+            _add_blocks(out, scratch, nt, n_out, c)
 
 
 @ti.kernel

@@ -80,6 +80,12 @@ def threads() -> int:
     return max(1, num_threads())
 
 
+def private_scratch(serial, n_out, dtype):
+    """The private outputs of a CPU scatter's thread blocks 1 .. nt - 1 (``n_out`` elements each):
+    none serially and on GPUs (one block; atomics there)."""
+    return ShapeDtype(((threads() - 1) * n_out if not serial else 0,), dtype)
+
+
 def _mode(serial: bool) -> str:
     return "serial" if serial else "parallel"
 
@@ -203,9 +209,7 @@ def coo_policy(weights, row, col, x, *, shape, transpose):
 
 def coo_scratch(weights, row, col, x, *, serial, shape, transpose):
     """coomv: one private output per extra thread block (CPU); none serially or on GPUs."""
-    n_out = shape[1] if transpose else shape[0]
-    blocks = 1 if serial or not _cpu() else threads()
-    return ShapeDtype(((blocks - 1) * n_out,), weights.dtype)
+    return private_scratch(serial, shape[1] if transpose else shape[0], weights.dtype)
 
 
 def dense_policy(weights, events, *, transpose):
