@@ -6,7 +6,8 @@ kind. Under JAX every Operator is a primitive (``jit``, ``vmap``, ``grad``, ``jv
 ``scan``); under PyTorch a ``torch.library`` custom op (autograd, ``torch.compile``).
 See ``docs/operators.md``.
 
-The sparse and event-driven operators (CSR products, just-in-time connectivity, the
+The sparse and event-driven operators (CSR, fixed-number, COO and dense event products,
+just-in-time connectivity, spike-index events, synaptic delays, plasticity updates, the
 :class:`CSR` matrix object) are Operators of this kind; see ``docs/sparse.md``. CSR
 products with the matrix split over JAX devices by rows or columns
 (``partition_csr_rows``, ``partition_csr_columns``, ``block_csrmv``, ``sharded_csrmv``) are
@@ -35,10 +36,38 @@ __all__ = [
     "jitc_event_mv_prob_homo",
     "jitc_event_mv_prob_uniform",
     "jitc_event_mv_prob_normal",
+    "jitc_mm_prob_homo",
+    "jitc_mm_prob_uniform",
+    "jitc_mm_prob_normal",
+    "jitc_event_mm_prob_homo",
+    "jitc_event_mm_prob_uniform",
+    "jitc_event_mm_prob_normal",
     "jitc_todense_prob_homo",
     "jitc_todense_prob_uniform",
     "jitc_todense_prob_normal",
     "fixed_prob_csr",
+    "fcnmv",
+    "event_fcnmv",
+    "fcnmm",
+    "event_fcnmm",
+    "fixed_num_conn",
+    "csr_update_on_pre",
+    "csr_update_on_post",
+    "fcn_update_on_pre",
+    "fcn_update_on_post",
+    "dense_update_on_pre",
+    "dense_update_on_post",
+    "column_index",
+    "event_csrmv_delayed",
+    "event_csrmv_indexed",
+    "event_fcnmv_indexed",
+    "ids_to_events",
+    "coomv",
+    "event_coomv",
+    "coomm",
+    "event_coomm",
+    "event_densemv",
+    "event_densemm",
     "set_thresholds",
     # row-partitioned products over JAX devices
     "partition_csr_rows",

@@ -77,6 +77,37 @@ def tol(dtype, scale=1.0):
     return 1e-12, 1e-12 * max(scale, 1.0)
 
 
+H = 1e-3  # the products are linear in each input: central differences are exact up to rounding
+
+
+def fd_jvp(f, args, tangents):
+    """Central-difference directional derivative of ``f(*args)`` along ``tangents`` (None: zero)."""
+    plus = [a if t is None else a + H * t for a, t in zip(args, tangents)]
+    minus = [a if t is None else a - H * t for a, t in zip(args, tangents)]
+    return (f(*plus) - f(*minus)) / (2 * H)
+
+
+def fd_grad(L, a):
+    """Gradient of the scalar function L at array a (float64), coordinate by coordinate."""
+    a = np.asarray(a, np.float64)
+    g = np.zeros_like(a)
+    flat = g.reshape(-1)
+    for i in range(a.size):
+        e = np.zeros(a.size)
+        e[i] = H
+        e = e.reshape(a.shape)
+        flat[i] = (L(a + e) - L(a - e)) / (2 * H)
+    return g
+
+
+def guarded(n, dtype, pad=64):
+    """A zeroed length-n view in the middle of a buffer filled with a sentinel (12345): a kernel
+    that writes outside the view changes the sentinel."""
+    buf = np.full(n + 2 * pad, 12345.0, dtype)
+    buf[pad : pad + n] = 0
+    return buf, buf[pad : pad + n]
+
+
 @contextlib.contextmanager
 def parallel_mode(mode):
     """Force the serial or the parallel (multi-block) kernels, whatever the size."""

@@ -8,6 +8,7 @@ No ``from __future__ import annotations`` here: kernels import from this module.
 """
 
 from tiarray import _internal as _core
+from tiarray._internal import IEEE  # noqa: F401  (compile options of the non-vectorised kernels)
 
 # Taichi's CPU backend splits a parallel range-for of N iterations into
 # ``num_threads`` chunks of ``max(ceil(N / num_threads), 512)`` iterations (taichi 1.7,

@@ -26,9 +26,9 @@ import numpy as np
 
 from tiarray._internal import IEEE
 
-from .._operator import Operator, ShapeDtype, UndefinedPrimal
+from .._operator import Operator, ShapeDtype
 from . import _csr_kernels as K
-from . import _policy, _validate, _xp
+from . import _policy, _rules, _validate, _xp
 
 __all__ = [
     "event_csrmv",
@@ -76,87 +76,11 @@ def _product_outs(name):
 # ----------------------------------------------------------------------------- rules
 
 
-def _is_bool(x) -> bool:
-    return _xp.dtype_of(x).kind == "b"
+def _op(name):
+    return _OPS[name]
 
 
-def _product_transpose(name):
-    """Transpose rule of ``y = op(w, indices, indptr, x)``, linear in ``w`` and in ``x``."""
-
-    def rule(cts, primals, *, shape, transpose):
-        (ct,) = cts
-        w, idx, ptr, x = primals
-        op = _OPS[name]
-        res = [None, None, None, None]
-        if isinstance(x, UndefinedPrimal):
-            # d<ct, A x>/dx = A^T ct (the same operator, other direction)
-            g = op(w, idx, ptr, ct, shape=shape, transpose=not transpose)
-            res[3] = _xp.astype(g, x.dtype)
-        if isinstance(w, UndefinedPrimal):
-            if len(w.shape) == 0:
-                # one shared weight: y = w * (A_1 x), so d<ct, y>/dw = <ct, A_1 x>
-                y1 = op(_xp.full((), 1, w.dtype, ct), idx, ptr, x, shape=shape, transpose=transpose)
-                g = (ct * y1).sum().reshape(())
-            else:
-                # per synapse j (row i, column k): dy/dw_j pairs ct and x through (i, k)
-                xf = _xp.astype(x, w.dtype) if _is_bool(x) else x
-                a, b = (xf, ct) if transpose else (ct, xf)
-                g = _SDDMM(idx, ptr, a, b, shape=shape)
-            res[0] = _xp.astype(g, w.dtype)
-        return tuple(res)
-
-    return rule
-
-
-def _loop_batch(op, args, axes, static):
-    """vmap by one call per batch element (for batched connectivity or weights)."""
-    size = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
-    moved = [None if ax is None else _xp.moveaxis(a, ax, 0) for a, ax in zip(args, axes)]
-    outs = []
-    for b in range(size):
-        call = [a if m is None else m[b] for a, m in zip(args, moved)]
-        outs.append(op(*call, **static))
-    return _xp.stack(outs, 0), 0
-
-
-def _mv_batch(name, mm_name):
-    """vmap of csrmv / event_csrmv over the vector: one csrmm / event_csrmm launch."""
-
-    def rule(args, axes, *, shape, transpose):
-        w, idx, ptr, x = args
-        if axes[0] is None and axes[1] is None and axes[2] is None:
-            xb = _xp.moveaxis(x, axes[3], 1)  # (length, batch): the batch becomes the columns
-            return _OPS[mm_name](w, idx, ptr, xb, shape=shape, transpose=transpose), 1
-        return _loop_batch(_OPS[name], args, axes, {"shape": shape, "transpose": transpose})
-
-    return rule
-
-
-def _mm_batch(name):
-    """vmap of csrmm / event_csrmm over the dense operand: the batch is folded into the columns."""
-
-    def rule(args, axes, *, shape, transpose):
-        w, idx, ptr, x = args
-        if axes[0] is None and axes[1] is None and axes[2] is None:
-            xb = _xp.moveaxis(x, axes[3], 1)  # (length, batch, k)
-            length, b, k = xb.shape
-            y = _OPS[name](w, idx, ptr, xb.reshape(length, b * k), shape=shape, transpose=transpose)
-            return y.reshape(y.shape[0], b, k), 1
-        return _loop_batch(_OPS[name], args, axes, {"shape": shape, "transpose": transpose})
-
-    return rule
-
-
-def _sddmm_transpose(cts, primals, *, shape):
-    (ct,) = cts
-    idx, ptr, a, b = primals
-    res = [None, None, None, None]
-    mv = _OPS["csrmm"] if len(a.shape) == 2 else _OPS["csrmv"]
-    if isinstance(a, UndefinedPrimal):  # da[i] = sum_{j in row i} ct_j b[col_j]
-        res[2] = _xp.astype(mv(ct, idx, ptr, b, shape=shape, transpose=False), a.dtype)
-    if isinstance(b, UndefinedPrimal):  # db[k] = sum_{j: col_j = k} ct_j a[row_j]
-        res[3] = _xp.astype(mv(ct, idx, ptr, a, shape=shape, transpose=True), b.dtype)
-    return tuple(res)
+_sddmm_transpose = _rules.sddmm_transpose(_op, "csrmv", "csrmm")
 
 
 def _sddmm_outs(indices, indptr, a, b, *, shape):
@@ -194,9 +118,9 @@ def _product(name, kernel, mm_name=None):
         name,
         kernel=kernel,
         outs=_product_outs(name),
-        transpose=_product_transpose(name),
+        transpose=_rules.product_transpose(_op, name, "csr_sddmm"),
         linear=("weights", x_name),
-        batch=_mv_batch(name, mm_name) if mm_name else _mm_batch(name),
+        batch=_rules.mv_batch(_op, name, mm_name) if mm_name else _rules.mm_batch(_op, name),
         nondiff=("indices", "indptr"),
         scratch=_policy.csr_scratch,
         policy=_policy.csr_policy,
@@ -211,7 +135,7 @@ _OPS["event_csrmm"] = _product("event_csrmm", K.csrmm_kernel)
 _OPS["csrmm"] = _product("csrmm", K.csrmm_kernel)
 _OPS["event_csrmv"] = _product("event_csrmv", K.csrmv_kernel, "event_csrmm")
 _OPS["csrmv"] = _product("csrmv", K.csrmv_kernel, "csrmm")
-_SDDMM = Operator(
+_OPS["csr_sddmm"] = _SDDMM = Operator(
     "csr_sddmm",
     kernel=K.csr_sddmm_kernel,
     outs=_sddmm_outs,

@@ -83,6 +83,17 @@ def _slot_rows(indptr: ti.template(), n_rows, nnz, t, nt):
     return lo, ti.max(lo, _split_rows(indptr, n_rows, nnz, t + 1, nt))
 
 
+@ti.func
+def _add_blocks(out: ti.template(), scratch: ti.template(), nt, n_out, c):
+    """``out[c] += sum_t scratch[(t - 1) * n_out + c]``: the private outputs of thread blocks
+    ``1 .. nt - 1`` of a CPU scatter added into block 0's (the body of the kernels' last loop,
+    which must stay in the kernel: the serial variant serialises the kernel's own loops)."""
+    acc = out[c]
+    for t in range(1, nt):
+        acc += scratch[(t - 1) * n_out + c]
+    out[c] = acc
+
+
 # ----------------------------------------------------------------------------- csrmv
 
 
@@ -306,6 +317,37 @@ def _scatter_row_homo(
 
 
 @ti.func
+def _scatter_span(weights: ti.template(), indices: ti.template(), vector: ti.template(), vi, target: ti.template(),
+                  off, a, b, n_out):  # fmt: skip
+    """``target[off + k] += A[i, k] * vi`` over the synapses ``[a, b)`` of one row whose event
+    ``vi`` (an element of ``vector``: bool counts as 1) is nonzero. Plain read-modify-writes:
+    the caller owns ``target`` (one thread slot, CPU)."""
+    scale = ti.cast(1, weights.get_type().element_type)
+    if ti.static(not is_bool(vector)):
+        scale = ti.cast(vi, weights.get_type().element_type)
+    if ti.static(ndim(weights) == 0):
+        _scatter_row_homo(indices, target, off, a, b, n_out, ti.cast(weights[None] * scale, ti.f64))
+    else:
+        _scatter_row(weights, indices, target, off, a, b, n_out, ti.cast(scale, ti.f64))
+
+
+@ti.func
+def _scatter_span_atomic(weights: ti.template(), indices: ti.template(), vector: ti.template(), vi,
+                         out: ti.template(), a, b, n_out):  # fmt: skip
+    """:func:`_scatter_span` with atomic adds into ``out`` (GPUs: one thread per row)."""
+    scale = ti.cast(1, weights.get_type().element_type)
+    if ti.static(not is_bool(vector)):
+        scale = ti.cast(vi, weights.get_type().element_type)
+    for j in range(a, b):
+        k = indices[j]
+        if _valid(k, n_out):
+            if ti.static(ndim(weights) == 0):
+                ti.atomic_add(out[ti.cast(k, ti.i32)], weights[None] * scale)
+            else:
+                ti.atomic_add(out[ti.cast(k, ti.i32)], weights[j] * scale)
+
+
+@ti.func
 def _scatter_rows(weights: ti.template(), indices: ti.template(), indptr: ti.template(), vector: ti.template(),
                   target: ti.template(), off, lo, hi, n_out, nnz):  # fmt: skip
     """``target[off + k] += A[i, k] * vector[i]`` for the rows ``[lo, hi)`` with ``vector[i] != 0``.
@@ -316,13 +358,7 @@ def _scatter_rows(weights: ti.template(), indices: ti.template(), indptr: ti.tem
         vi = vector[i]
         if vi != 0:
             a, b = _bounds(indptr, i, nnz)
-            scale = ti.cast(1, weights.get_type().element_type)
-            if ti.static(not is_bool(vector)):
-                scale = ti.cast(vi, weights.get_type().element_type)
-            if ti.static(ndim(weights) == 0):
-                _scatter_row_homo(indices, target, off, a, b, n_out, ti.cast(weights[None] * scale, ti.f64))
-            else:
-                _scatter_row(weights, indices, target, off, a, b, n_out, ti.cast(scale, ti.f64))
+            _scatter_span(weights, indices, vector, vi, target, off, a, b, n_out)
 
 
 @ti.kernel
@@ -365,16 +401,7 @@ def csrmv_kernel(
                 vi = vector[i]
                 if vi != 0:
                     a, b = _bounds(indptr, i, nnz)
-                    scale = ti.cast(1, weights.get_type().element_type)
-                    if ti.static(not is_bool(vector)):
-                        scale = ti.cast(vi, weights.get_type().element_type)
-                    for j in range(a, b):
-                        k = indices[j]
-                        if _valid(k, n_out):
-                            if ti.static(ndim(weights) == 0):
-                                ti.atomic_add(out[ti.cast(k, ti.i32)], weights[None] * scale)
-                            else:
-                                ti.atomic_add(out[ti.cast(k, ti.i32)], weights[j] * scale)
+                    _scatter_span_atomic(weights, indices, vector, vi, out, a, b, n_out)
         else:
             nt = 1
             if n_out > 0:
@@ -390,10 +417,7 @@ def csrmv_kernel(
                             weights, indices, indptr, vector, scratch, (t - 1) * n_out, lo, hi, n_out, nnz
                         )
             for k in range(ti.select(nt > 1, n_out, 0)):
-                acc = out[k]
-                for t in range(1, nt):
-                    acc += scratch[(t - 1) * n_out + k]
-                out[k] = acc
+                _add_blocks(out, scratch, nt, n_out, k)
 
 
 # ----------------------------------------------------------------------------- csrmm
@@ -407,6 +431,80 @@ def _mm_value(wj, m, wdt: ti.template(), boolean: ti.template()):
     else:
         r = wj * ti.cast(m, wdt)
     return r
+
+
+@ti.func
+def _mm_weight(weights: ti.template(), j):
+    wj = ti.cast(0, weights.get_type().element_type)
+    if ti.static(ndim(weights) == 0):
+        wj = weights[None]
+    else:
+        wj = weights[j]
+    return wj
+
+
+@ti.func
+def _mm_gather_row(weights: ti.template(), indices: ti.template(), matrix: ti.template(), out: ti.template(), i,
+                   a, b, n_in):  # fmt: skip
+    """``out[i, :] = sum_{j in [a, b)} w_j matrix[indices[j], :]``, ``CB`` columns at a time in registers
+    (invalid column indices are skipped)."""
+    K = matrix.shape[1]
+    nb = (K + CB - 1) // CB
+    boolean = ti.static(is_bool(matrix))
+    for cb in range(nb):
+        c0 = cb * CB
+        acc = ti.Vector.zero(weights.get_type().element_type, CB)
+        if c0 + CB <= K:
+            for j in range(a, b):
+                k = indices[j]
+                if _valid(k, n_in):
+                    kk = ti.cast(k, ti.i32)
+                    wj = _mm_weight(weights, j)
+                    for c in ti.static(range(CB)):
+                        acc[c] += _mm_value(wj, matrix[kk, c0 + c], weights.get_type().element_type, boolean)
+            for c in ti.static(range(CB)):
+                out[i, c0 + c] = acc[c]
+        else:
+            for j in range(a, b):
+                k = indices[j]
+                if _valid(k, n_in):
+                    kk = ti.cast(k, ti.i32)
+                    wj = _mm_weight(weights, j)
+                    for c in ti.static(range(CB)):
+                        if c0 + c < K:
+                            acc[c] += _mm_value(
+                                wj, matrix[kk, c0 + c], weights.get_type().element_type, boolean
+                            )
+            for c in ti.static(range(CB)):
+                if c0 + c < K:
+                    out[i, c0 + c] = acc[c]
+
+
+@ti.func
+def _mm_scatter_atomic(weights: ti.template(), indices: ti.template(), matrix: ti.template(), m,
+                       out: ti.template(), c, a, b, n_out):  # fmt: skip
+    """``out[k, c] += A[i, k] * m`` (atomic) over the synapses ``[a, b)`` of row ``i`` (GPUs)."""
+    for j in range(a, b):
+        k = indices[j]
+        if _valid(k, n_out):
+            v = _mm_value(
+                _mm_weight(weights, j), m, weights.get_type().element_type, ti.static(is_bool(matrix))
+            )
+            ti.atomic_add(out[ti.cast(k, ti.i32), c], v)
+
+
+@ti.func
+def _mm_scatter_col(weights: ti.template(), indices: ti.template(), matrix: ti.template(), m,
+                    scratch: ti.template(), off, a, b, n_out):  # fmt: skip
+    """``scratch[off + k] += A[i, k] * m`` over the synapses ``[a, b)`` of row ``i`` (CPU: one column of a
+    column-major output, owned by the calling thread slot)."""
+    scale = ti.cast(1, weights.get_type().element_type)
+    if ti.static(not is_bool(matrix)):
+        scale = ti.cast(m, weights.get_type().element_type)
+    if ti.static(ndim(weights) == 0):
+        _scatter_row_homo(indices, scratch, off, a, b, n_out, ti.cast(weights[None] * scale, ti.f64))
+    else:
+        _scatter_row(weights, indices, scratch, off, a, b, n_out, ti.cast(scale, ti.f64))
 
 
 @ti.kernel
@@ -430,50 +528,11 @@ def csrmm_kernel(
     """
     nnz = indices.shape[0]
     K = matrix.shape[1]
-    nb = (K + CB - 1) // CB
-    boolean = ti.static(is_bool(matrix))
     if ti.static(not transpose):
         n_in = matrix.shape[0]
-        n_rows = ti.min(out.shape[0], indptr.shape[0] - 1)
-        for i in range(n_rows):
+        for i in range(ti.min(out.shape[0], indptr.shape[0] - 1)):
             a, b = _bounds(indptr, i, nnz)
-            for cb in range(nb):
-                c0 = cb * CB
-                acc = ti.Vector.zero(weights.get_type().element_type, CB)
-                if c0 + CB <= K:
-                    for j in range(a, b):
-                        k = indices[j]
-                        if _valid(k, n_in):
-                            kk = ti.cast(k, ti.i32)
-                            wj = ti.cast(0, weights.get_type().element_type)
-                            if ti.static(ndim(weights) == 0):
-                                wj = weights[None]
-                            else:
-                                wj = weights[j]
-                            for c in ti.static(range(CB)):
-                                acc[c] += _mm_value(
-                                    wj, matrix[kk, c0 + c], weights.get_type().element_type, boolean
-                                )
-                    for c in ti.static(range(CB)):
-                        out[i, c0 + c] = acc[c]
-                else:
-                    for j in range(a, b):
-                        k = indices[j]
-                        if _valid(k, n_in):
-                            kk = ti.cast(k, ti.i32)
-                            wj = ti.cast(0, weights.get_type().element_type)
-                            if ti.static(ndim(weights) == 0):
-                                wj = weights[None]
-                            else:
-                                wj = weights[j]
-                            for c in ti.static(range(CB)):
-                                if c0 + c < K:
-                                    acc[c] += _mm_value(
-                                        wj, matrix[kk, c0 + c], weights.get_type().element_type, boolean
-                                    )
-                    for c in ti.static(range(CB)):
-                        if c0 + c < K:
-                            out[i, c0 + c] = acc[c]
+            _mm_gather_row(weights, indices, matrix, out, i, a, b, n_in)
     else:
         n_out = out.shape[0]
         n_rows = ti.min(matrix.shape[0], indptr.shape[0] - 1)
@@ -482,18 +541,7 @@ def csrmm_kernel(
                 m = matrix[i, c]
                 if m != 0:
                     a, b = _bounds(indptr, i, nnz)
-                    for j in range(a, b):
-                        k = indices[j]
-                        if _valid(k, n_out):
-                            wj = ti.cast(0, weights.get_type().element_type)
-                            if ti.static(ndim(weights) == 0):
-                                wj = weights[None]
-                            else:
-                                wj = weights[j]
-                            ti.atomic_add(
-                                out[ti.cast(k, ti.i32), c],
-                                _mm_value(wj, m, weights.get_type().element_type, boolean),
-                            )
+                    _mm_scatter_atomic(weights, indices, matrix, m, out, c, a, b, n_out)
         else:
             nt = ti.min(ti.static(num_threads()), K)
             for s in range(nt * CHUNK):
@@ -504,23 +552,7 @@ def csrmm_kernel(
                             m = matrix[i, c]
                             if m != 0:
                                 a, b = _bounds(indptr, i, nnz)
-                                scale = ti.cast(1, weights.get_type().element_type)
-                                if ti.static(not boolean):
-                                    scale = ti.cast(m, weights.get_type().element_type)
-                                if ti.static(ndim(weights) == 0):
-                                    _scatter_row_homo(indices, scratch, c * n_out, a, b, n_out,
-                                                      ti.cast(weights[None] * scale, ti.f64))  # fmt: skip
-                                else:
-                                    _scatter_row(
-                                        weights,
-                                        indices,
-                                        scratch,
-                                        c * n_out,
-                                        a,
-                                        b,
-                                        n_out,
-                                        ti.cast(scale, ti.f64),
-                                    )
+                                _mm_scatter_col(weights, indices, matrix, m, scratch, c * n_out, a, b, n_out)
             for k in range(n_out):
                 for c in range(K):
                     out[k, c] = scratch[c * n_out + k]

@@ -23,7 +23,7 @@ from tiarray._internal import dtypes as _dtypes
 
 from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _jitc_kernels as K
-from . import _policy, _validate, _xp
+from . import _policy, _rules, _validate, _xp
 
 __all__ = [
     "jitc_mv_prob_homo",
@@ -32,6 +32,12 @@ __all__ = [
     "jitc_event_mv_prob_homo",
     "jitc_event_mv_prob_uniform",
     "jitc_event_mv_prob_normal",
+    "jitc_mm_prob_homo",
+    "jitc_mm_prob_uniform",
+    "jitc_mm_prob_normal",
+    "jitc_event_mm_prob_homo",
+    "jitc_event_mm_prob_uniform",
+    "jitc_event_mm_prob_normal",
     "jitc_todense_prob_homo",
     "jitc_todense_prob_uniform",
     "jitc_todense_prob_normal",
@@ -43,6 +49,11 @@ _MV_KERNELS = {
     "homo": K.jitc_mv_homo_kernel,
     "uniform": K.jitc_mv_uniform_kernel,
     "normal": K.jitc_mv_normal_kernel,
+}
+_MM_KERNELS = {
+    "homo": K.jitc_mm_homo_kernel,
+    "uniform": K.jitc_mm_uniform_kernel,
+    "normal": K.jitc_mm_normal_kernel,
 }
 _DENSE_KERNELS = {
     "homo": K.jitc_todense_homo_kernel,
@@ -145,7 +156,11 @@ def _dense_transpose(name, dist):
 
 def _mv_outs(x, *rest, shape, transpose):
     m, n = shape
-    return ShapeDtype((n if transpose else m,), rest[0].dtype)
+    return ShapeDtype((n if transpose else m,) + tuple(x.shape[1:]), rest[0].dtype)
+
+
+def _op(name):
+    return _OPS[name]
 
 
 def _dense_outs(*inputs, shape, transpose):
@@ -156,20 +171,24 @@ def _dense_outs(*inputs, shape, transpose):
 _OPS: dict = {}
 for _dist in ("homo", "uniform", "normal"):
     for _event in (False, True):
-        _name = f"jitc_{'event_' if _event else ''}mv_prob_{_dist}"
-        _OPS[_name] = Operator(
-            _name,
-            kernel=_MV_KERNELS[_dist],
-            outs=_mv_outs,
-            jvp=_mv_jvp(_name, _dist),
-            transpose=_mv_transpose(_name, _dist),
-            linear=("vector", *_PARAMS[_dist]),
-            nondiff=("prob", "seed"),
-            scratch=_policy.jitc_scratch,
-            policy=_policy.jitc_policy(len(_PARAMS[_dist])),
-            static_defaults={"transpose": False},
-            compile_options=IEEE,
-        )
+        for _mm in (False, True):
+            _name = f"jitc_{'event_' if _event else ''}{'mm' if _mm else 'mv'}_prob_{_dist}"
+            _mm_name = f"jitc_{'event_' if _event else ''}mm_prob_{_dist}"
+            _OPS[_name] = Operator(
+                _name,
+                kernel=(_MM_KERNELS if _mm else _MV_KERNELS)[_dist],
+                outs=_mv_outs,
+                jvp=_mv_jvp(_name, _dist),
+                transpose=_mv_transpose(_name, _dist),
+                linear=("matrix" if _mm else "vector", *_PARAMS[_dist]),
+                # vmap over the vector is one matrix product; over the matrix, folded into its columns
+                batch=_rules.mm_batch(_op, _name, 0) if _mm else _rules.mv_batch(_op, _name, _mm_name, 0),
+                nondiff=("prob", "seed"),
+                scratch=_policy.jitc_scratch,
+                policy=_policy.jitc_policy(len(_PARAMS[_dist])),
+                static_defaults={"transpose": False},
+                compile_options=IEEE,
+            )
     _name = f"jitc_todense_prob_{_dist}"
     _OPS[_name] = Operator(
         _name,
@@ -236,17 +255,19 @@ def _float_like(x):
     return d if d in (_dtypes.float32, _dtypes.float64) else None
 
 
-def _mv(func, dist, x, params, prob, seed, shape, transpose, allow_bool):
+def _mv(func, dist, x, params, prob, seed, shape, transpose, allow_bool, ndim=1):
     transpose = _validate.check_bool(transpose, func, "transpose", numpy_bool=True)
     m, n = _validate.shape2(func, shape)
-    name = "events" if allow_bool else "vector"
+    name = "events" if allow_bool else ("vector" if ndim == 1 else "matrix")
     x = _validate.as_array(func, name, x)
     if transpose:
-        x = _validate.dense_operand(func, name, x, m, ndim=1, allow_bool=allow_bool,
+        x = _validate.dense_operand(func, name, x, m, ndim=ndim, allow_bool=allow_bool,
                                     where="shape[0] (transpose=True)")  # fmt: skip
     else:
-        x = _validate.dense_operand(func, name, x, n, ndim=1, allow_bool=allow_bool,
+        x = _validate.dense_operand(func, name, x, n, ndim=ndim, allow_bool=allow_bool,
                                     where="shape[1] (transpose=False)")  # fmt: skip
+    if ndim == 2 and (n if transpose else m) * x.shape[1] >= 2**31:
+        raise ValueError(f"{func}(): the result would hold more than 2**31 - 1 elements")
     ws = _params(func, _PARAMS[dist], params, x, _float_like(x))
     p = _prob(func, prob, x)
     s = _validate.int_scalar(func, "seed", seed, like=x)
@@ -389,6 +410,120 @@ for _f, _d, _e in [
     (jitc_event_mv_prob_normal, "normal", True),
 ]:
     _doc(_f, _d, _e)
+    _f.operator = _OPS[_f.__name__]
+
+
+_MM_DOC = """{summary}
+
+    The matrix product with the just-in-time random matrix ``A`` of
+    :func:`jitc_{ev}mv_prob_{dist}` (the same ``A`` for the same ``(seed, shape, prob)`` and
+    weight parameters: ``{name}(B, ...)`` equals ``jitc_todense_prob_{dist}(...) @ B``, or
+    ``.T @ B`` with ``transpose=True``):
+
+    .. math::
+
+        Y = A B \\ (\\text{{transpose=False}}), \\qquad Y = A^T B \\ (\\text{{transpose=True}}).
+
+    Each row of ``A`` is generated once and applied to all ``K`` columns of ``B``.{tnote}
+
+    Parameters
+    ----------
+    {xname} : 2-D array, {xkinds}
+        Shape ``(shape[1], K)`` (``transpose=False``) or ``(shape[0], K)`` (``transpose=True``).
+{wparams}
+    prob : float
+        Connection probability of each entry, in ``[0, 1]`` (rounded to float32).
+    seed : int
+        Seed of the matrix (32-bit; may be a 0-d integer array, traced under ``jax.jit``).
+    shape : tuple of two ints
+        ``(m, n)``, the shape of ``A``.
+    transpose : bool, optional
+        Multiply by ``A.T``.
+
+    Returns
+    -------
+    array
+        ``(m, K)`` or ``(n, K)``, of the operand's framework, with the dtype of the weight
+        parameters.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`jitc_{ev}mv_prob_{dist}`.
+
+    Notes
+    -----
+    Differentiable in the {xname} (float) and in the weight parameters; ``vmap`` over the
+    {xname} is folded into its columns, and ``vmap`` of :func:`jitc_{ev}mv_prob_{dist}`
+    over its vector is one call of this operator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import tiarray.operators.sparse as sp
+    >>> B = np.random.default_rng(0).standard_normal((300, 4)).astype(np.float32)
+    >>> Y = sp.{name}(B, {example}, 0.1, 42, shape=(200, 300))
+    >>> A = sp.jitc_todense_prob_{dist}({example}, 0.1, 42, shape=(200, 300))
+    >>> Y.shape, bool(np.allclose(Y, A @ B, rtol=1e-5, atol=1e-4))
+    ((200, 4), True)
+"""
+
+
+def jitc_mm_prob_homo(matrix, weight, prob, seed, *, shape, transpose=False):
+    return _mv("jitc_mm_prob_homo", "homo", matrix, (weight,), prob, seed, shape, transpose, False, 2)
+
+
+def jitc_mm_prob_uniform(matrix, w_low, w_high, prob, seed, *, shape, transpose=False):
+    return _mv(
+        "jitc_mm_prob_uniform", "uniform", matrix, (w_low, w_high), prob, seed, shape, transpose, False, 2
+    )
+
+
+def jitc_mm_prob_normal(matrix, w_mu, w_sigma, prob, seed, *, shape, transpose=False):
+    return _mv(
+        "jitc_mm_prob_normal", "normal", matrix, (w_mu, w_sigma), prob, seed, shape, transpose, False, 2
+    )
+
+
+def jitc_event_mm_prob_homo(events, weight, prob, seed, *, shape, transpose=False):
+    return _mv("jitc_event_mm_prob_homo", "homo", events, (weight,), prob, seed, shape, transpose, True, 2)
+
+
+def jitc_event_mm_prob_uniform(events, w_low, w_high, prob, seed, *, shape, transpose=False):
+    return _mv("jitc_event_mm_prob_uniform", "uniform", events, (w_low, w_high), prob, seed, shape, transpose,
+               True, 2)  # fmt: skip
+
+
+def jitc_event_mm_prob_normal(events, w_mu, w_sigma, prob, seed, *, shape, transpose=False):
+    return _mv("jitc_event_mm_prob_normal", "normal", events, (w_mu, w_sigma), prob, seed, shape, transpose,
+               True, 2)  # fmt: skip
+
+
+for _f, _d, _e in [
+    (jitc_mm_prob_homo, "homo", False),
+    (jitc_mm_prob_uniform, "uniform", False),
+    (jitc_mm_prob_normal, "normal", False),
+    (jitc_event_mm_prob_homo, "homo", True),
+    (jitc_event_mm_prob_uniform, "uniform", True),
+    (jitc_event_mm_prob_normal, "normal", True),
+]:
+    _f.__doc__ = _MM_DOC.format(
+        summary=(
+            f"Event-driven product of a just-in-time random matrix ({_d} weights) with a batch of event vectors."
+            if _e
+            else f"Product of a just-in-time random matrix ({_d} weights) with a dense matrix."
+        ),
+        ev="event_" if _e else "",
+        dist=_d,
+        name=_f.__name__,
+        xname="events" if _e else "matrix",
+        xkinds="bool or float32/float64" if _e else "float32 or float64",
+        tnote=" Transposed, only the rows of ``A`` whose row of ``events`` has a nonzero entry are generated."
+        if _e
+        else "",
+        wparams=_W[_d][0],
+        example=_EX[_d],
+    )
     _f.operator = _OPS[_f.__name__]
 
 

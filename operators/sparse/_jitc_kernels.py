@@ -572,3 +572,207 @@ def fixed_prob_fill_kernel(
             indices[ti.cast(p, ti.i32)] = ti.cast(j, indices.get_type().element_type)
             p += 1
             k += ti.u64(1)
+
+
+# ----------------------------------------------------------------------------- matrix products
+#
+# ``out = A @ B`` (``B``: (n, K)) gathers, for each row i of A, ``w * B[j, :]`` over its
+# connections (j, w): the row is generated once for all K columns. ``out = A.T @ B``
+# (``B``: (m, K)) scatters ``w * B[i, :]`` into ``out[j, :]`` for the rows i whose row of
+# ``B`` has a nonzero entry; on the CPU each thread slot scatters a block of rows into
+# its own output (block 0: ``out``; block t: row t - 1 of ``scratch``, ``n * K`` each) and
+# a last loop adds them up, as the vector kernels do. Bool ``B`` counts as 0/1.
+
+
+@ti.func
+def _mm_value(w, b, dt: ti.template(), boolean: ti.template()):
+    r = ti.cast(0, dt)
+    if ti.static(boolean):
+        r = ti.select(b != 0, w, ti.cast(0, dt))
+    else:
+        r = w * ti.cast(b, dt)
+    return r
+
+
+@ti.func
+def _mm_gather(dist: ti.template(), matrix: ti.template(), w1: ti.template(), w2: ti.template(), key, mode, M, S,
+               i, out: ti.template()):  # fmt: skip
+    """``out[i, :] = sum_j A[i, j] * matrix[j, :]``."""
+    n_cols = matrix.shape[0]
+    K = ti.min(matrix.shape[1], out.shape[1])
+    if mode != MODE_NONE:
+        st = _row_state(key, i)
+        wst = _mix64(st ^ ti.u64(WKEY))
+        j = ti.i64(-1)
+        k = ti.u64(0)
+        while True:
+            j += _gap(st, k, mode, M, S) + 1
+            if j >= n_cols:
+                break
+            w = _weight(dist, wst, k, w1, w2)
+            jj = ti.cast(j, ti.i32)
+            for c in range(K):
+                out[i, c] += _mm_value(
+                    w, matrix[jj, c], w1.get_type().element_type, ti.static(is_bool(matrix))
+                )
+            k += ti.u64(1)
+
+
+@ti.func
+def _mm_scatter(dist: ti.template(), matrix: ti.template(), w1: ti.template(), w2: ti.template(), key, mode, M, S,
+                i, target: ti.template(), off, n_cols, flat: ti.template()):  # fmt: skip
+    """``target[j, :] += A[i, j] * matrix[i, :]`` over the connections of row ``i`` (``flat``: the
+    1-D block ``target[off + j * K + c]``) when the row of ``matrix`` has a nonzero entry."""
+    K = matrix.shape[1]
+    nz = False
+    for c in range(K):
+        if matrix[i, c] != 0:
+            nz = True
+    if nz:
+        st = _row_state(key, i)
+        wst = _mix64(st ^ ti.u64(WKEY))
+        j = ti.i64(-1)
+        k = ti.u64(0)
+        while True:
+            j += _gap(st, k, mode, M, S) + 1
+            if j >= n_cols:
+                break
+            w = _weight(dist, wst, k, w1, w2)
+            jj = ti.cast(j, ti.i32)
+            for c in range(K):
+                v = _mm_value(w, matrix[i, c], w1.get_type().element_type, ti.static(is_bool(matrix)))
+                if ti.static(flat):
+                    target[off + jj * K + c] += v
+                elif ti.static(on_gpu()):
+                    ti.atomic_add(target[jj, c], v)
+                else:
+                    target[jj, c] += v
+            k += ti.u64(1)
+
+
+@ti.kernel
+def jitc_mm_homo_kernel(
+    matrix: ti.types.ndarray(ndim=2),
+    weight: ti.types.ndarray(ndim=0),
+    prob: ti.types.ndarray(ndim=0),
+    seed: ti.types.ndarray(ndim=0),
+    out: ti.types.ndarray(ndim=2),
+    scratch: ti.types.ndarray(ndim=1),
+    transpose: ti.template(),
+):
+    """``out = A @ matrix`` / ``A.T @ matrix``, one weight for every connection."""
+    key = _key(seed)
+    mode, M, S = _skip_params(prob)
+    if ti.static(not transpose):
+        for i in range(ti.select(mode == MODE_NONE, 0, out.shape[0])):
+            _mm_gather(HOMO, matrix, weight, weight, key, mode, M, S, i, out)
+    elif ti.static(on_gpu()):
+        for i in range(ti.select(mode == MODE_NONE, 0, matrix.shape[0])):
+            _mm_scatter(HOMO, matrix, weight, weight, key, mode, M, S, i, out, 0, out.shape[0], False)
+    else:
+        n_cols = out.shape[0]
+        K = out.shape[1]
+        n_rows = matrix.shape[0]
+        nt = 1
+        if n_cols * K > 0:
+            nt = scratch.shape[0] // (n_cols * K) + 1
+        for s in range(ti.select(mode == MODE_NONE, 0, nt * CHUNK)):
+            if s % CHUNK == 0:
+                t = s // CHUNK
+                for i in range(t * n_rows // nt, (t + 1) * n_rows // nt):
+                    if t == 0:
+                        _mm_scatter(HOMO, matrix, weight, weight, key, mode, M, S, i, out, 0, n_cols, False)
+                    else:
+                        _mm_scatter(HOMO, matrix, weight, weight, key, mode, M, S, i, scratch, (t - 1) * n_cols * K, n_cols,
+                                    True)  # fmt: skip
+        for j, c in ti.ndrange(ti.select(nt > 1, n_cols, 0), K):
+            acc = out[j, c]
+            for t in range(1, nt):
+                acc += scratch[(t - 1) * n_cols * K + j * K + c]
+            out[j, c] = acc
+
+
+@ti.kernel
+def jitc_mm_uniform_kernel(
+    matrix: ti.types.ndarray(ndim=2),
+    w_low: ti.types.ndarray(ndim=0),
+    w_high: ti.types.ndarray(ndim=0),
+    prob: ti.types.ndarray(ndim=0),
+    seed: ti.types.ndarray(ndim=0),
+    out: ti.types.ndarray(ndim=2),
+    scratch: ti.types.ndarray(ndim=1),
+    transpose: ti.template(),
+):
+    """``out = A @ matrix`` / ``A.T @ matrix``, weights uniform in ``[w_low, w_high)``."""
+    key = _key(seed)
+    mode, M, S = _skip_params(prob)
+    if ti.static(not transpose):
+        for i in range(ti.select(mode == MODE_NONE, 0, out.shape[0])):
+            _mm_gather(UNIFORM, matrix, w_low, w_high, key, mode, M, S, i, out)
+    elif ti.static(on_gpu()):
+        for i in range(ti.select(mode == MODE_NONE, 0, matrix.shape[0])):
+            _mm_scatter(UNIFORM, matrix, w_low, w_high, key, mode, M, S, i, out, 0, out.shape[0], False)
+    else:
+        n_cols = out.shape[0]
+        K = out.shape[1]
+        n_rows = matrix.shape[0]
+        nt = 1
+        if n_cols * K > 0:
+            nt = scratch.shape[0] // (n_cols * K) + 1
+        for s in range(ti.select(mode == MODE_NONE, 0, nt * CHUNK)):
+            if s % CHUNK == 0:
+                t = s // CHUNK
+                for i in range(t * n_rows // nt, (t + 1) * n_rows // nt):
+                    if t == 0:
+                        _mm_scatter(UNIFORM, matrix, w_low, w_high, key, mode, M, S, i, out, 0, n_cols, False)
+                    else:
+                        _mm_scatter(UNIFORM, matrix, w_low, w_high, key, mode, M, S, i, scratch, (t - 1) * n_cols * K, n_cols,
+                                    True)  # fmt: skip
+        for j, c in ti.ndrange(ti.select(nt > 1, n_cols, 0), K):
+            acc = out[j, c]
+            for t in range(1, nt):
+                acc += scratch[(t - 1) * n_cols * K + j * K + c]
+            out[j, c] = acc
+
+
+@ti.kernel
+def jitc_mm_normal_kernel(
+    matrix: ti.types.ndarray(ndim=2),
+    w_mu: ti.types.ndarray(ndim=0),
+    w_sigma: ti.types.ndarray(ndim=0),
+    prob: ti.types.ndarray(ndim=0),
+    seed: ti.types.ndarray(ndim=0),
+    out: ti.types.ndarray(ndim=2),
+    scratch: ti.types.ndarray(ndim=1),
+    transpose: ti.template(),
+):
+    """``out = A @ matrix`` / ``A.T @ matrix``, weights ``w_mu + w_sigma * N(0, 1)``."""
+    key = _key(seed)
+    mode, M, S = _skip_params(prob)
+    if ti.static(not transpose):
+        for i in range(ti.select(mode == MODE_NONE, 0, out.shape[0])):
+            _mm_gather(NORMAL, matrix, w_mu, w_sigma, key, mode, M, S, i, out)
+    elif ti.static(on_gpu()):
+        for i in range(ti.select(mode == MODE_NONE, 0, matrix.shape[0])):
+            _mm_scatter(NORMAL, matrix, w_mu, w_sigma, key, mode, M, S, i, out, 0, out.shape[0], False)
+    else:
+        n_cols = out.shape[0]
+        K = out.shape[1]
+        n_rows = matrix.shape[0]
+        nt = 1
+        if n_cols * K > 0:
+            nt = scratch.shape[0] // (n_cols * K) + 1
+        for s in range(ti.select(mode == MODE_NONE, 0, nt * CHUNK)):
+            if s % CHUNK == 0:
+                t = s // CHUNK
+                for i in range(t * n_rows // nt, (t + 1) * n_rows // nt):
+                    if t == 0:
+                        _mm_scatter(NORMAL, matrix, w_mu, w_sigma, key, mode, M, S, i, out, 0, n_cols, False)
+                    else:
+                        _mm_scatter(NORMAL, matrix, w_mu, w_sigma, key, mode, M, S, i, scratch, (t - 1) * n_cols * K, n_cols,
+                                    True)  # fmt: skip
+        for j, c in ti.ndrange(ti.select(nt > 1, n_cols, 0), K):
+            acc = out[j, c]
+            for t in range(1, nt):
+                acc += scratch[(t - 1) * n_cols * K + j * K + c]
+            out[j, c] = acc

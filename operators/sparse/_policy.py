@@ -80,6 +80,12 @@ def threads() -> int:
     return max(1, num_threads())
 
 
+def private_scratch(serial, n_out, dtype):
+    """The private outputs of a CPU scatter's thread blocks 1 .. nt - 1 (``n_out`` elements each):
+    none serially and on GPUs (one block; atomics there)."""
+    return ShapeDtype(((threads() - 1) * n_out if not serial else 0,), dtype)
+
+
 def _mode(serial: bool) -> str:
     return "serial" if serial else "parallel"
 
@@ -92,9 +98,8 @@ def _nonzero_fraction(x: np.ndarray) -> float:
 # ----------------------------------------------------------------------------- CSR
 
 
-def csr_policy(weights, indices, indptr, x, *, shape, transpose):
-    """Policy of csrmv/event_csrmv (1-D ``x``) and csrmm/event_csrmm (2-D ``x``)."""
-    nnz = indices.shape[0]
+def _product_decide(nnz, x, xi, transpose):
+    """The per-call decision of a product over ``nnz`` synapses with operand ``x`` (input ``xi``)."""
     k = x.shape[1] if x.ndim == 2 else 1
     if not transpose:
 
@@ -107,14 +112,12 @@ def csr_policy(weights, indices, indptr, x, *, shape, transpose):
         if nnz < _SCATTER_PAR[0] or (x.ndim == 2 and k < 2):
             return "serial"
         # synapses of the active rows, estimated from the fraction of nonzero entries
-        return _mode(nnz * k * _nonzero_fraction(h[3]) < _SCATTER_PAR[0])
+        return _mode(nnz * k * _nonzero_fraction(h[xi]) < _SCATTER_PAR[0])
 
     return decide
 
 
-def csr_scratch(weights, indices, indptr, x, *, serial, shape, transpose):
-    """csrmv: one private output per extra thread block (parallel scatter on the CPU);
-    csrmm (transposed, CPU): the column-major output it scatters into."""
+def _product_scratch(weights, x, serial, shape, transpose):
     n_out = shape[1] if transpose else shape[0]
     if not transpose:
         return ShapeDtype((0,), weights.dtype)
@@ -122,6 +125,26 @@ def csr_scratch(weights, indices, indptr, x, *, serial, shape, transpose):
         return ShapeDtype((x.shape[1] * n_out if _cpu() else 0,), weights.dtype)
     blocks = 1 if serial else threads()
     return ShapeDtype(((blocks - 1) * n_out,), weights.dtype)
+
+
+def csr_policy(weights, indices, indptr, x, *, shape, transpose):
+    """Policy of csrmv/event_csrmv (1-D ``x``) and csrmm/event_csrmm (2-D ``x``)."""
+    return _product_decide(indices.shape[0], x, 3, transpose)
+
+
+def csr_scratch(weights, indices, indptr, x, *, serial, shape, transpose):
+    """csrmv: one private output per extra thread block (parallel scatter on the CPU);
+    csrmm (transposed, CPU): the column-major output it scatters into."""
+    return _product_scratch(weights, x, serial, shape, transpose)
+
+
+def fcn_policy(weights, indices, x, *, shape, transpose):
+    """Policy of the fixed-number products (inputs ``weights, indices, x``)."""
+    return _product_decide(indices.shape[0], x, 2, transpose)
+
+
+def fcn_scratch(weights, indices, x, *, serial, shape, transpose):
+    return _product_scratch(weights, x, serial, shape, transpose)
 
 
 def _cpu() -> bool:
@@ -143,6 +166,62 @@ def gather_policy(work):
         return decide
 
     return policy
+
+
+def indexed_policy(i_ids: int):
+    """Spike-index products (``ids`` at input ``i_ids``, ``count`` after it): the synapses of the
+    listed rows, estimated from the mean row length."""
+
+    def policy(*inputs, shape):
+        per_row = inputs[1].shape[0] / max(shape[0], 1)
+
+        def decide(h):
+            return _mode(per_row * max(int(h[i_ids + 1]), 0) < _SCATTER_PAR[0])
+
+        return decide
+
+    return policy
+
+
+def delayed_policy(weights, indices, indptr, delays, history, t, *, shape):
+    """Delayed products: the synapses of the neurons with an event in the ``D``-step window."""
+    nnz = indices.shape[0]
+
+    def decide(h):
+        if nnz < _SCATTER_PAR[0]:
+            return "serial"
+        hist = h[4]
+        active = np.count_nonzero(hist.any(axis=0)) / hist.shape[1] if hist.size else 0.0
+        return _mode(nnz * active < _SCATTER_PAR[0])
+
+    return decide
+
+
+def coo_policy(weights, row, col, x, *, shape, transpose):
+    """COO products: a scatter over every synapse, in both directions."""
+    nnz = row.shape[0] * (x.shape[1] if x.ndim == 2 else 1)
+
+    def decide(h):
+        return _mode(nnz < _SCATTER_PAR[0] or (x.ndim == 2 and x.shape[1] < 2))
+
+    return decide
+
+
+def coo_scratch(weights, row, col, x, *, serial, shape, transpose):
+    """coomv: one private output per extra thread block (CPU); none serially or on GPUs."""
+    return private_scratch(serial, shape[1] if transpose else shape[0], weights.dtype)
+
+
+def dense_policy(weights, events, *, transpose):
+    """Dense event products: the weights read, ``len(out) x active events``."""
+    m, n = weights.shape
+    k = events.shape[1] if events.ndim == 2 else 1
+    n_out = n if transpose else m
+
+    def decide(h):
+        return _mode(n_out * k * events.shape[0] * _nonzero_fraction(h[1]) < _GATHER_PAR[0])
+
+    return decide
 
 
 # ----------------------------------------------------------------------------- JITC
@@ -171,8 +250,10 @@ def jitc_policy(n_params: int):
 
 
 def jitc_scratch(x, *rest, serial, shape, transpose):
-    n_out = shape[1] if transpose else shape[0]
-    blocks = 1 if (serial or not transpose) else threads()
+    """One private output per extra thread block of a transposed CPU product (a matrix product's
+    outputs are ``n x K``); none serially, for gathers and on GPUs."""
+    n_out = (shape[1] if transpose else shape[0]) * (x.shape[1] if x.ndim == 2 else 1)
+    blocks = 1 if (serial or not transpose or not _cpu()) else threads()
     return ShapeDtype(((blocks - 1) * n_out,), rest[0].dtype)
 
 

@@ -24,9 +24,18 @@ import numpy as np
 from tiarray._internal import asarray, check_bool, framework_of
 from tiarray._internal import dtypes as _dtypes
 
-from . import _xp
+from . import _once, _xp
 
-__all__ = ["check_bool", "shape2", "csr", "dense_operand", "float_scalar", "int_scalar", "as_array"]
+__all__ = [
+    "check_bool",
+    "shape2",
+    "csr",
+    "dense_operand",
+    "float_scalar",
+    "int_scalar",
+    "as_array",
+    "index_range",
+]
 
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -92,8 +101,8 @@ def _dtype(func, name, a) -> _dtypes.DType:
         raise TypeError(f"{func}(): argument '{name}' has an unsupported dtype {a.dtype}") from None
 
 
-def index_array(func: str, name: str, x):
-    """A 1-D int32 or int64 array (other integer dtypes are converted to int64)."""
+def index_array(func: str, name: str, x, ndim: int = 1):
+    """An int32 or int64 array with ``ndim`` dimensions (other integer dtypes are converted to int64)."""
     a = as_array(func, name, x)
     d = _dtype(func, name, a)
     if d not in _INTS:
@@ -106,8 +115,8 @@ def index_array(func: str, name: str, x):
             if h is not None and h.size and h.max() > np.iinfo(np.int64).max:
                 raise ValueError(f"{func}(): argument '{name}' holds values too large for int64")
         a = _xp.astype(a, _dtypes.int64)
-    if len(a.shape) != 1:
-        raise ValueError(f"{func}(): argument '{name}' must be 1-D, got shape {tuple(a.shape)}")
+    if len(a.shape) != ndim:
+        raise ValueError(f"{func}(): argument '{name}' must be {ndim}-D, got shape {tuple(a.shape)}")
     return a
 
 
@@ -301,3 +310,26 @@ def int_scalar(func: str, name: str, x, like=None):
     if d not in (_dtypes.int32, _dtypes.int64, _dtypes.uint32):
         a = _xp.astype(a, _dtypes.int64)
     return a.reshape(()) if tuple(a.shape) != () else a
+
+
+def index_range(func: str, name: str, x, n: int, what: str = "column index") -> None:
+    """Every value of the (concrete) integer array ``x`` lies in ``[0, n)``, else ``IndexError``
+    naming the first one outside. Traced arrays are not checked (the kernels stay in bounds
+    regardless). The check is remembered while ``x`` cannot have changed (``_once``)."""
+
+    def check():
+        h = _xp.host(x)
+        if h is None or h.size == 0:
+            return True
+        if h.min() < 0 or h.max() >= n:
+            flat = h.reshape(-1)
+            bad = int(np.argmax((flat < 0) | (flat >= n)))
+            pos = np.unravel_index(bad, h.shape)
+            pos = int(pos[0]) if h.ndim == 1 else tuple(int(p) for p in pos)
+            raise IndexError(
+                f"{func}(): argument '{name}' holds {what} {int(flat[bad])} at position {pos}, "
+                f"outside [0, {n})"
+            )
+        return True
+
+    _once.cached("index_range", (x,), (int(n),), check)

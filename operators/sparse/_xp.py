@@ -29,6 +29,8 @@ __all__ = [
     "from_numpy",
     "is_traced",
     "stamp",
+    "reshape",
+    "jax_map",
 ]
 
 
@@ -52,9 +54,28 @@ def dtype_of(x) -> _dtypes.DType:
     d = x.dtype
     r = _DT.get(d)
     if r is None:
-        r = d if isinstance(d, _dtypes.DType) else _dtypes.to_dtype(d)
+        if isinstance(d, _dtypes.DType):
+            r = d
+        elif type(d).__module__ == "torch":
+            # by name ("torch.float64" -> float64): torch.compile traces this and cannot trace
+            # NumPy's dtype conversion of a torch dtype
+            r = _dtypes.to_dtype(str(d).rsplit(".", 1)[-1])
+        else:
+            r = _dtypes.to_dtype(d)
         _DT[d] = r
     return r
+
+
+def _dtype_name(dtype) -> str:
+    """The dtype's name ("float32"), without NumPy's dtype machinery where it can be avoided
+    (torch.compile traces these helpers and cannot trace NumPy dtype conversions)."""
+    if isinstance(dtype, _dtypes.DType):
+        return dtype.name
+    if isinstance(dtype, str):
+        return _dtypes.to_dtype(dtype).name
+    if type(dtype).__module__ == "torch":
+        return str(dtype).rsplit(".", 1)[-1]
+    return _dtypes.from_numpy_dtype(_np_dtype(dtype)).name
 
 
 def _np_dtype(dtype) -> np.dtype:
@@ -67,13 +88,13 @@ def _np_dtype(dtype) -> np.dtype:
 
 def astype(x, dtype):
     """``x`` converted to ``dtype`` (a no-op when it has it already)."""
-    npd = _np_dtype(dtype)
     fw = framework_of(x)
     if fw == "torch":
         import torch
 
-        td = getattr(torch, _dtypes.from_numpy_dtype(npd).name)
+        td = getattr(torch, _dtype_name(dtype))
         return x if x.dtype == td else x.to(td)
+    npd = _np_dtype(dtype)
     if fw == "tiarray":
         return x if x.dtype.numpy == npd else x.__array_namespace__().astype(x, _dtypes.from_numpy_dtype(npd))
     if x.dtype == npd:
@@ -83,13 +104,12 @@ def astype(x, dtype):
 
 def full(shape, value, dtype, like):
     """An array of ``like``'s framework (and device) filled with ``value``."""
-    npd = _np_dtype(dtype)
     fw = framework_of(like)
     if fw == "torch":
         import torch
 
-        td = getattr(torch, _dtypes.from_numpy_dtype(npd).name)
-        return torch.full(tuple(shape), value, dtype=td, device=like.device)
+        return torch.full(tuple(shape), value, dtype=getattr(torch, _dtype_name(dtype)), device=like.device)
+    npd = _np_dtype(dtype)
     if fw == "jax":
         import jax.numpy as jnp
 
@@ -240,3 +260,17 @@ def stamp(x):
     if fw in ("numpy", "cupy"):
         return (x.shape, x.strides, x.dtype)
     return None
+
+
+def reshape(x, shape):
+    """``x.reshape(shape)`` for every framework (TiArrays through ``tiarray.reshape``)."""
+    if framework_of(x) == "tiarray":
+        return x.__array_namespace__().reshape(x, tuple(shape))
+    return x.reshape(tuple(shape))
+
+
+def jax_map(f, xs):
+    """``jax.lax.map(f, xs)``: one call of ``f`` per leading element, in a loop (not unrolled)."""
+    from jax import lax
+
+    return lax.map(f, xs)

@@ -10,12 +10,33 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
+from _family_cases import cases
 from _sparse_helpers import dense_of, random_csr
-from tiarray.operators.sparse import _csr, _csr_kernels, _jitc, _jitc_kernels
+from tiarray.operators.sparse import (
+    _coo,
+    _coo_kernels,
+    _csr,
+    _csr_kernels,
+    _delayed,
+    _delayed_kernels,
+    _dense,
+    _fcn,
+    _fcn_kernels,
+    _indexed,
+    _indexed_kernels,
+    _jitc,
+    _jitc_kernels,
+)
+
+KERNEL_MODULES = (_csr_kernels, _jitc_kernels, _fcn_kernels, _coo_kernels, _indexed_kernels, _delayed_kernels)
 
 
 def _ops():
-    return [*_csr._OPS.values(), *_jitc._OPS.values()]
+    return [op for mod in (_csr, _jitc, _fcn, _coo, _dense) for op in mod._OPS.values()] + [
+        _indexed._CSR,
+        _indexed._FCN,
+        _delayed._MAIN,
+    ]
 
 
 def _reset():
@@ -29,8 +50,8 @@ def _reset():
 
 @pytest.fixture
 def gpu_paths(monkeypatch):
-    monkeypatch.setattr(_csr_kernels, "on_gpu", lambda: True)
-    monkeypatch.setattr(_jitc_kernels, "on_gpu", lambda: True)
+    for mod in KERNEL_MODULES:
+        monkeypatch.setattr(mod, "on_gpu", lambda: True)
     _reset()
     yield
     monkeypatch.undo()
@@ -70,7 +91,18 @@ def test_jitc_gpu_paths(gpu_paths, dist, params):
     np.testing.assert_allclose(y, A.T @ e, rtol=1e-12, atol=1e-12)
 
 
+GPU_CASES = [
+    c for c in cases() if c.dtype == "float64" and c.family in ("fcn", "coo", "jitc", "indexed", "delayed")
+]
+
+
+@pytest.mark.parametrize("case", GPU_CASES, ids=[c.id for c in GPU_CASES])
+def test_family_gpu_paths(gpu_paths, case):
+    got = case.fn(*case.args, **case.kw)
+    np.testing.assert_allclose(got, case.ref(*case.args), rtol=1e-12, atol=1e-12)
+
+
 def test_paths_are_really_switched(gpu_paths):
     # the switch is read when the kernel compiles: the atomic path is compiled now
-    assert _csr_kernels.on_gpu() and _jitc_kernels.on_gpu()
+    assert all(mod.on_gpu() for mod in KERNEL_MODULES)
     assert all(la._specs == {} for op in _ops() for la in op._launchers.values())

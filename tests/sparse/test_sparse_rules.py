@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
+from _sparse_helpers import fd_grad as _fd_grad
+from _sparse_helpers import fd_jvp as _fd_jvp
 from _sparse_helpers import random_csr
 
 from tiarray import UndefinedPrimal
@@ -40,28 +42,6 @@ def _J(f, primals, tangents, **static):
             y = op(*a, **static)
             out = y if out is None else out + y
     return out
-
-
-H = 1e-3  # every product is linear in each input: central differences are exact up to rounding
-
-
-def _fd_jvp(f, args, tangents):
-    plus = [a if t is None else a + H * t for a, t in zip(args, tangents)]
-    minus = [a if t is None else a - H * t for a, t in zip(args, tangents)]
-    return (f(*plus) - f(*minus)) / (2 * H)
-
-
-def _fd_grad(L, a):
-    """Gradient of the scalar function L at array a (float64), coordinate by coordinate."""
-    a = np.asarray(a, np.float64)
-    g = np.zeros_like(a)
-    flat = g.reshape(-1)
-    for i in range(a.size):
-        e = np.zeros(a.size)
-        e[i] = H
-        e = e.reshape(a.shape)
-        flat[i] = (L(a + e) - L(a - e)) / (2 * H)
-    return g
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
-from _sparse_helpers import random_csr
+from _sparse_helpers import guarded, random_csr
 from tiarray.operators.sparse import _csr, _validate
 
 from tiarray import _dtypes
@@ -145,13 +145,6 @@ def test_values_are_checked_once_per_connectivity(csr, monkeypatch):
         sp.event_csrmv(w, again, ptr, e, shape=(6, 8))
 
 
-def _guarded(n, dtype, pad=64):
-    """A zeroed length-n view in the middle of a buffer filled with a sentinel."""
-    buf = np.full(n + 2 * pad, 12345.0, dtype)
-    buf[pad : pad + n] = 0
-    return buf, buf[pad : pad + n]
-
-
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("blocks", [1, 2])
 def test_kernels_never_write_outside_their_arrays(transpose, blocks):
@@ -162,8 +155,8 @@ def test_kernels_never_write_outside_their_arrays(transpose, blocks):
     w = np.arange(1.0, 11.0, dtype=np.float32)
     x = np.ones(m if transpose else n, bool)
     n_out = n if transpose else m
-    buf, out = _guarded(n_out, np.float32)
-    sbuf, scratch = _guarded((blocks - 1) * n_out, np.float32)
+    buf, out = guarded(n_out, np.float32)
+    sbuf, scratch = guarded((blocks - 1) * n_out, np.float32)
     spec = _csr._OPS["event_csrmv"]._launcher("cpu").spec(
         [(_dtypes.float32, 1, False), (_dtypes.int32, 1, False), (_dtypes.int32, 1, False),
          (_dtypes.bool, 1, False), (_dtypes.float32, 1, False), (_dtypes.float32, 1, False)],
@@ -205,7 +198,7 @@ def test_gather_never_reads_outside_the_vector(index_dtype, blocks):
     buf = np.full(n + 128, np.nan, np.float32)
     vec = buf[64 : 64 + n]
     vec[:] = rng.random(n)
-    obuf, out = _guarded(m, np.float32)
+    obuf, out = guarded(m, np.float32)
     dt_i = _dtypes.int32 if index_dtype == np.int32 else _dtypes.int64
     spec = _csr._OPS["csrmv"]._launcher("cpu").spec(
         [(_dtypes.float32, 1, False), (dt_i, 1, False), (dt_i, 1, False),

@@ -1,0 +1,227 @@
+"""Taichi kernels of the delayed event product and of its two transposes.
+
+``history`` (shape ``(D, m)``) is a ring buffer of past events: row ``s`` holds the events
+of the step written at slot ``s``. Synapse ``j`` of row ``i`` (column ``c_j``, delay
+``d_j``) reads ``history[(t - d_j) mod D, i]``, with the mathematical modulo (in
+``[0, D)`` for every integer ``t``, ``d_j``): no delay value can address memory outside
+``history``.
+
+- ``delayed_kernel``: ``out[c] = sum_j w_j history[(t - d_j) mod D, row_j]``. A row whose
+  neuron has no event in any of the ``D`` slots is skipped after ``D`` reads (no synapse
+  read); the others read every synapse's delay and event. CPU: rows split by synapse
+  count between the thread slots, private outputs (the CSR scatter scheme).
+- ``delayed_sddmm_kernel`` (weight gradient): ``g_j = ct[c_j] history[(t - d_j) mod D, row_j]``.
+- ``delayed_t_kernel`` (history gradient): ``G[(t - d_j) mod D, row_j] += w_j ct[c_j]``;
+  row ``i`` writes only column ``i`` of ``G``, so rows run in parallel without atomics.
+
+Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotations``.
+"""
+
+from tiarray._internal import ti
+
+from ._common import CHUNK, is_bool, ndim, on_gpu
+from ._csr_kernels import _add_blocks, _bounds, _slot_rows, _valid
+
+
+@ti.func
+def _slot(t, d, D):
+    """``(t - d) mod D`` in ``[0, D)`` (``D > 0``), for any integers."""
+    r = (ti.cast(t, ti.i64) - ti.cast(d, ti.i64)) % ti.cast(D, ti.i64)
+    if r < 0:
+        r += ti.cast(D, ti.i64)
+    return ti.cast(r, ti.i32)
+
+
+@ti.real_func
+def _delayed_row(
+    weights: ti.types.ndarray(ndim=1),
+    indices: ti.types.ndarray(ndim=1),
+    delays: ti.types.ndarray(ndim=1),
+    history: ti.types.ndarray(ndim=2),
+    target: ti.types.ndarray(ndim=1),
+    off: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n_out: ti.i32,
+    i: ti.i32,
+    t: ti.i64,
+):
+    """``target[off + c_j] += w_j history[(t - d_j) mod D, i]`` over the synapses ``[a, b)`` of row ``i``
+    (a real function: the pointers arrive in registers, see ``_csr_kernels._scatter_row``)."""
+    D = ti.cast(history.shape[0], ti.i64)
+    for j in range(a, b):
+        k = indices[j]
+        if k >= 0 and k < n_out:
+            r = (t - ti.cast(delays[j], ti.i64)) % D
+            if r < 0:
+                r += D
+            v = history[ti.cast(r, ti.i32), i]
+            if v != 0:
+                q = off + ti.cast(k, ti.i32)
+                if ti.static(is_bool(history)):
+                    target[q] = target[q] + weights[j]
+                else:
+                    target[q] = target[q] + weights[j] * ti.cast(v, target.get_type().element_type)
+
+
+@ti.real_func
+def _delayed_row_homo(
+    indices: ti.types.ndarray(ndim=1),
+    delays: ti.types.ndarray(ndim=1),
+    history: ti.types.ndarray(ndim=2),
+    target: ti.types.ndarray(ndim=1),
+    off: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n_out: ti.i32,
+    i: ti.i32,
+    t: ti.i64,
+    w0: ti.f64,
+):
+    """:func:`_delayed_row` with one weight ``w0`` for every synapse."""
+    D = ti.cast(history.shape[0], ti.i64)
+    w = ti.cast(w0, target.get_type().element_type)
+    for j in range(a, b):
+        k = indices[j]
+        if k >= 0 and k < n_out:
+            r = (t - ti.cast(delays[j], ti.i64)) % D
+            if r < 0:
+                r += D
+            v = history[ti.cast(r, ti.i32), i]
+            if v != 0:
+                q = off + ti.cast(k, ti.i32)
+                if ti.static(is_bool(history)):
+                    target[q] = target[q] + w
+                else:
+                    target[q] = target[q] + w * ti.cast(v, target.get_type().element_type)
+
+
+@ti.func
+def _row_active(history: ti.template(), i):
+    """Whether neuron ``i`` has an event in any slot of ``history``."""
+    nz = False
+    for s in range(history.shape[0]):
+        if history[s, i] != 0:
+            nz = True
+    return nz
+
+
+@ti.func
+def _delayed_rows(weights: ti.template(), indices: ti.template(), indptr: ti.template(), delays: ti.template(),
+                  history: ti.template(), target: ti.template(), off, lo, hi, n_out, nnz, t):  # fmt: skip
+    for i in range(lo, hi):
+        if _row_active(history, i):
+            a, b = _bounds(indptr, i, nnz)
+            if ti.static(ndim(weights) == 0):  # a real function cannot take a 0-d array: a number
+                _delayed_row_homo(indices, delays, history, target, off, a, b, n_out, i, t,
+                                  ti.cast(weights[None], ti.f64))  # fmt: skip
+            else:
+                _delayed_row(weights, indices, delays, history, target, off, a, b, n_out, i, t)
+
+
+@ti.kernel
+def delayed_kernel(
+    weights: ti.types.ndarray(),
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    delays: ti.types.ndarray(ndim=1),
+    history: ti.types.ndarray(ndim=2),
+    t: ti.types.ndarray(ndim=0),
+    out: ti.types.ndarray(ndim=1),
+    scratch: ti.types.ndarray(ndim=1),
+):
+    """``out[c] = sum_j w_j history[(t - d_j) mod D, row_j]`` (``delays`` as long as ``indices``)."""
+    nnz = ti.min(indices.shape[0], delays.shape[0])
+    n_out = out.shape[0]
+    n_rows = ti.min(indptr.shape[0] - 1, history.shape[1])
+    tt = ti.cast(t[None], ti.i64)
+    if history.shape[0] > 0:
+        if ti.static(on_gpu()):
+            for i in range(n_rows):
+                if _row_active(history, i):
+                    a, b = _bounds(indptr, i, nnz)
+                    for j in range(a, b):
+                        k = indices[j]
+                        if _valid(k, n_out):
+                            v = history[_slot(tt, delays[j], history.shape[0]), i]
+                            if v != 0:
+                                wj = ti.cast(0, out.get_type().element_type)
+                                if ti.static(ndim(weights) == 0):
+                                    wj = weights[None]
+                                else:
+                                    wj = weights[j]
+                                if ti.static(not is_bool(history)):
+                                    wj = wj * ti.cast(v, out.get_type().element_type)
+                                ti.atomic_add(out[ti.cast(k, ti.i32)], wj)
+        else:
+            nt = 1
+            if n_out > 0:
+                nt = scratch.shape[0] // n_out + 1
+            for s in range(nt * CHUNK):
+                if s % CHUNK == 0:
+                    q = s // CHUNK
+                    lo, hi = _slot_rows(indptr, n_rows, nnz, q, nt)
+                    if q == 0:
+                        _delayed_rows(
+                            weights, indices, indptr, delays, history, out, 0, lo, hi, n_out, nnz, tt
+                        )
+                    else:
+                        _delayed_rows(weights, indices, indptr, delays, history, scratch, (q - 1) * n_out, lo, hi,
+                                      n_out, nnz, tt)  # fmt: skip
+            for c in range(ti.select(nt > 1, n_out, 0)):
+                _add_blocks(out, scratch, nt, n_out, c)
+
+
+@ti.kernel
+def delayed_sddmm_kernel(
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    delays: ti.types.ndarray(ndim=1),
+    history: ti.types.ndarray(ndim=2),
+    t: ti.types.ndarray(ndim=0),
+    ct: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=1),
+):
+    """``out[j] = ct[c_j] * history[(t - d_j) mod D, row_j]`` (0 for an invalid synapse)."""
+    nnz = ti.min(ti.min(indices.shape[0], delays.shape[0]), out.shape[0])
+    n_rows = ti.min(indptr.shape[0] - 1, history.shape[1])
+    tt = ti.cast(t[None], ti.i64)
+    for i in range(ti.select(history.shape[0] > 0, n_rows, 0)):
+        a, b = _bounds(indptr, i, nnz)
+        for j in range(a, b):
+            k = indices[j]
+            r = ti.cast(0, out.get_type().element_type)
+            if _valid(k, ct.shape[0]):
+                v = history[_slot(tt, delays[j], history.shape[0]), i]
+                r = ti.cast(ct[ti.cast(k, ti.i32)], out.get_type().element_type) * ti.cast(
+                    v, out.get_type().element_type
+                )
+            out[j] = r
+
+
+@ti.kernel
+def delayed_t_kernel(
+    weights: ti.types.ndarray(),
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    delays: ti.types.ndarray(ndim=1),
+    t: ti.types.ndarray(ndim=0),
+    ct: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=2),
+):
+    """``out[(t - d_j) mod D, row_j] += w_j ct[c_j]``: the transpose in ``history`` (``out`` is ``(D, m)``)."""
+    nnz = ti.min(indices.shape[0], delays.shape[0])
+    n_rows = ti.min(indptr.shape[0] - 1, out.shape[1])
+    tt = ti.cast(t[None], ti.i64)
+    for i in range(ti.select(out.shape[0] > 0, n_rows, 0)):
+        a, b = _bounds(indptr, i, nnz)
+        for j in range(a, b):
+            k = indices[j]
+            if _valid(k, ct.shape[0]):
+                wj = ti.cast(0, out.get_type().element_type)
+                if ti.static(ndim(weights) == 0):
+                    wj = ti.cast(weights[None], out.get_type().element_type)
+                else:
+                    wj = ti.cast(weights[j], out.get_type().element_type)
+                s = _slot(tt, delays[j], out.shape[0])
+                out[s, i] = out[s, i] + wj * ti.cast(ct[ti.cast(k, ti.i32)], out.get_type().element_type)

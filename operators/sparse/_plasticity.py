@@ -1,0 +1,355 @@
+"""Plasticity on spikes: weight updates of the synapses of the neurons that spiked.
+
+Pair-based STDP, for example, adds the postsynaptic trace to the synapses of a spiking
+presynaptic neuron (``*_update_on_pre``) and the presynaptic trace to the synapses of a
+spiking postsynaptic neuron (``*_update_on_post``). Each function returns the new weights
+(``weights`` itself is not changed) with the updated synapses optionally clipped to
+``[w_min, w_max]``; the synapses that were not updated keep their values (brainevent
+clips every weight on every call). Bool spikes count as 1; a float spike scales the
+trace.
+
+Cost: a streamed copy of the weights (the result is a new array), then only the synapses
+of the spiking neurons. ``*_update_on_post`` finds a column's synapses through the
+*column index* of the matrix (``column_index``): built by a counting-sort kernel and
+cached per array version (``_once``: JAX arrays once, torch tensors once per
+``_version``, read-only NumPy arrays once; writeable NumPy arrays, traced index arrays and
+the like are indexed again on every call, at the cost of a pass over all synapses).
+
+The updates are not differentiable (a learning rule's result; ``jax.lax.stop_gradient``
+or ``tensor.detach()`` their inputs to use them inside differentiated code).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._operator import Operator, ShapeDtype
+from . import _fcn, _once, _policy, _validate, _xp
+from . import _plasticity_kernels as K
+from ._common import IEEE
+
+__all__ = [
+    "csr_update_on_pre",
+    "csr_update_on_post",
+    "fcn_update_on_pre",
+    "fcn_update_on_post",
+    "dense_update_on_pre",
+    "dense_update_on_post",
+    "column_index",
+]
+
+_ALL_INPUTS = ("weights", "spikes", "trace", "w_min", "w_max")
+
+
+def _same(w, *rest, **static):
+    return ShapeDtype(w.shape, w.dtype)
+
+
+def _work(*inputs, **static):
+    return inputs[0].shape[0] * (inputs[0].shape[1] if len(inputs[0].shape) == 2 else 1)
+
+
+_PRE = Operator(
+    "csr_update_on_pre",
+    kernel=K.csr_on_pre_kernel,
+    outs=_same,
+    nondiff=_ALL_INPUTS,
+    policy=_policy.gather_policy(_work),
+    static_defaults={"fixed": False},
+    compile_options=IEEE,
+)
+_POST = Operator(
+    "csr_update_on_post",
+    kernel=K.csr_on_post_kernel,
+    outs=_same,
+    nondiff=_ALL_INPUTS,
+    policy=_policy.gather_policy(_work),
+    compile_options=IEEE,
+)
+_DENSE = Operator(
+    "dense_update_on_spikes",
+    kernel=K.dense_on_pre_kernel,
+    outs=_same,
+    nondiff=_ALL_INPUTS,
+    policy=_policy.gather_policy(_work),
+    compile_options=IEEE,
+)
+_COLIDX = Operator(
+    "column_index",
+    kernel=K.column_index_kernel,
+    outs=lambda indices, indptr, *, n, fixed: (
+        ShapeDtype((n + 1,), "int64"),
+        ShapeDtype(indices.shape, "int64" if indices.shape[0] >= 2**31 else "int32"),
+        ShapeDtype(indices.shape, "int32"),
+    ),
+    policy=lambda *a, **k: "serial",
+    compile_options=IEEE,
+)
+
+
+def column_index(indices, indptr, *, shape):
+    """The column index of a CSR matrix: for each column, its synapses and their rows.
+
+    Returns ``(ptr_t, perm, rows_t)``: column ``c``'s synapses are ``perm[ptr_t[c]:ptr_t[c + 1]]``
+    (positions in ``indices``/``weights``, increasing), of rows ``rows_t[ptr_t[c]:ptr_t[c + 1]]``.
+    ``csr_update_on_post`` uses it to visit only the synapses of spiking columns.
+
+    Built by one kernel (a counting sort over the synapses) and cached while the index
+    arrays cannot change (JAX arrays; torch tensors per ``_version``; read-only NumPy
+    arrays); otherwise built on every call (and inside the computation when the arrays are
+    traced). The result is of the index arrays' framework (NumPy for JAX arrays: constants).
+
+    Parameters
+    ----------
+    indices, indptr : arrays
+        The CSR structure of an ``(m, n) = shape`` matrix.
+    shape : tuple of two ints
+
+    Returns
+    -------
+    ptr_t : array (n + 1,), int64
+    perm : array (nnz,), int32
+    rows_t : array (nnz,), int32
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tiarray.operators import column_index
+    >>> ptr_t, perm, rows_t = column_index(np.array([0, 2, 0]), np.array([0, 2, 3]), shape=(2, 3))
+    >>> ptr_t.tolist(), perm.tolist(), rows_t.tolist()
+    ([0, 2, 2, 3], [0, 2, 1], [0, 1, 0])
+    """
+    func = "column_index"
+    _, idx, ptr, m, n = _validate.csr(func, 0.0, indices, indptr, shape)
+    return _column_index(idx, ptr, m, n, fixed=False)
+
+
+def _column_index(idx, ptr_or_m, m, n, *, fixed, key=None):
+    """The column index, cached on ``key`` (the caller's index arrays; default ``idx``, ``indptr``)."""
+    arrays = (idx,) if fixed else (idx, ptr_or_m)
+
+    def build():
+        hosts = [_xp.host(a) for a in arrays]
+        if any(h is None for h in hosts):  # traced: inside the computation, every call
+            p = _xp.from_numpy(np.array([m], np.int64), idx) if fixed else ptr_or_m
+            return _COLIDX(idx, p, n=n, fixed=fixed)
+        p = np.array([m], np.int64) if fixed else np.ascontiguousarray(hosts[1])
+        res = _xp.host_op(_COLIDX, np.ascontiguousarray(hosts[0]), p, n=n, fixed=fixed)
+        if _xp.fw_of(idx) in ("numpy", "jax"):
+            return res
+        return tuple(_xp.from_numpy(r, idx) for r in res)
+
+    return _once.cached("column_index", key if key is not None else arrays, (m, n, fixed), build)
+
+
+def _bound(func, name, value, dtype, like, default):
+    if value is None:
+        return _xp.full((), default, dtype, like)
+    if _validate.is_py_number(value):
+        return _xp.full((), float(value), dtype, like)
+    a = _validate.float_scalar(func, name, value, like=like)
+    return _xp.astype(a, dtype)
+
+
+def _common(func, weights, spikes, trace, w_min, w_max, n_spikes, n_trace, sname, tname):
+    """Validated spikes, trace (``pre_*`` of length ``m``, ``post_*`` of length ``n``) and bounds."""
+    where = {"pre": "m (rows, presynaptic)", "post": "n (columns, postsynaptic)"}
+    s = _validate.dense_operand(func, sname, spikes, n_spikes, ndim=1, allow_bool=True,
+                                where=where[sname.split("_")[0]])  # fmt: skip
+    tr = _validate.dense_operand(func, tname, trace, n_trace, ndim=1, allow_bool=False,
+                                 where=where[tname.split("_")[0]])  # fmt: skip
+    d = _xp.dtype_of(weights)
+    lo = _bound(func, "w_min", w_min, d, weights, -np.inf)
+    hi = _bound(func, "w_max", w_max, d, weights, np.inf)
+    return s, tr, lo, hi
+
+
+def _per_synapse(func, w, nnz):
+    if len(w.shape) != 1 or w.shape[0] != nnz:
+        raise ValueError(
+            f"{func}(): argument 'weights' must hold one weight per synapse, shape (nnz,) = ({nnz},), "
+            f"got {tuple(w.shape)} (a shared weight cannot learn per synapse)"
+        )
+
+
+_DOC = r"""{summary}
+
+    .. math::
+
+        {math}
+
+    for every synapse ``j`` {where}, with ``clip`` to ``[w_min, w_max]`` (when given). Only those
+    synapses are visited{how}; the others keep their weights. The result is a new array
+    (``weights`` is not changed): one streamed copy of the weights per call.
+
+    Parameters
+    ----------
+{params}
+    w_min, w_max : float or 0-d array, optional
+        Bounds of the updated weights (``None``: no bound).
+
+    Returns
+    -------
+    array
+        The new weights, of the shape and dtype of ``weights``.
+
+    Raises
+    ------
+    TypeError
+        Arguments of the wrong dtype; asking for a gradient (the update is not
+        differentiable).
+    ValueError
+        Arguments of the wrong shape{extra_raise}.
+    IndexError
+        (Concrete values) index arrays out of range, as in the products.
+
+    Examples
+    --------
+{example}
+"""
+
+_CSR_P = """    weights : array (nnz,), float32 or float64
+        One weight per synapse of the CSR matrix (``indices``, ``indptr``, ``shape``).
+    indices, indptr : arrays
+        The CSR structure, as in :func:`event_csrmv`.
+    {sname} : 1-D array (shape[{si}],), bool or float
+        The spikes of the {who} neurons.
+    {tname} : 1-D array (shape[{ti}],), float
+        The trace of the {other} neurons.
+    shape : tuple of two ints
+        ``(m, n)``."""
+
+
+def csr_update_on_pre(weights, indices, indptr, pre_spikes, post_trace, *, shape, w_min=None, w_max=None):
+    func = "csr_update_on_pre"
+    w, idx, ptr, m, n = _validate.csr(func, weights, indices, indptr, shape)
+    _per_synapse(func, w, idx.shape[0])
+    s, tr, lo, hi = _common(func, w, pre_spikes, post_trace, w_min, w_max, m, n, "pre_spikes", "post_trace")
+    return _PRE(w, idx, ptr, s, tr, lo, hi)
+
+
+def csr_update_on_post(weights, indices, indptr, post_spikes, pre_trace, *, shape, w_min=None, w_max=None):
+    func = "csr_update_on_post"
+    w, idx, ptr, m, n = _validate.csr(func, weights, indices, indptr, shape)
+    _per_synapse(func, w, idx.shape[0])
+    s, tr, lo, hi = _common(func, w, post_spikes, pre_trace, w_min, w_max, n, m, "post_spikes", "pre_trace")
+    ptr_t, perm, rows_t = _column_index(idx, ptr, m, n, fixed=False)
+    return _POST(w, ptr_t, perm, rows_t, s, tr, lo, hi)
+
+
+def fcn_update_on_pre(weights, indices, pre_spikes, post_trace, *, shape, w_min=None, w_max=None):
+    func = "fcn_update_on_pre"
+    w, idx, m, n, k = _fcn.fcn(func, weights, indices, shape)
+    _per_synapse(func, w, m * k)
+    s, tr, lo, hi = _common(func, w, pre_spikes, post_trace, w_min, w_max, m, n, "pre_spikes", "post_trace")
+    return _xp.reshape(_PRE(w, idx, idx, s, tr, lo, hi, fixed=True), (m, k))
+
+
+def fcn_update_on_post(weights, indices, post_spikes, pre_trace, *, shape, w_min=None, w_max=None):
+    func = "fcn_update_on_post"
+    w, idx, m, n, k = _fcn.fcn(func, weights, indices, shape)
+    _per_synapse(func, w, m * k)
+    s, tr, lo, hi = _common(func, w, post_spikes, pre_trace, w_min, w_max, n, m, "post_spikes", "pre_trace")
+    # the cache is keyed on the caller's (m, k) array, not on the flattened view made per call
+    base = _validate.index_array(func, "indices", indices, ndim=2)
+    ptr_t, perm, rows_t = _column_index(idx, None, m, n, fixed=True, key=(base,))
+    return _xp.reshape(_POST(w, ptr_t, perm, rows_t, s, tr, lo, hi), (m, k))
+
+
+def dense_update_on_pre(weights, pre_spikes, post_trace, *, w_min=None, w_max=None):
+    from ._dense import dense_matrix
+
+    func = "dense_update_on_pre"
+    w, m, n = dense_matrix(func, weights)
+    s, tr, lo, hi = _common(func, w, pre_spikes, post_trace, w_min, w_max, m, n, "pre_spikes", "post_trace")
+    return _DENSE(w, s, tr, lo, hi, post=False)
+
+
+def dense_update_on_post(weights, post_spikes, pre_trace, *, w_min=None, w_max=None):
+    from ._dense import dense_matrix
+
+    func = "dense_update_on_post"
+    w, m, n = dense_matrix(func, weights)
+    s, tr, lo, hi = _common(func, w, post_spikes, pre_trace, w_min, w_max, n, m, "post_spikes", "pre_trace")
+    return _DENSE(w, s, tr, lo, hi, post=True)
+
+
+_EX = {
+    "csr_update_on_pre": """    >>> import numpy as np
+    >>> from tiarray.operators import csr_update_on_pre
+    >>> indptr = np.array([0, 2, 3]); indices = np.array([0, 2, 1]); w = np.array([0.5, 0.5, 0.5])
+    >>> csr_update_on_pre(w, indices, indptr, np.array([True, False]), np.array([0.1, 0.2, 0.7]),
+    ...                   shape=(2, 3), w_max=1.0)
+    array([0.6, 1. , 0.5])""",
+    "csr_update_on_post": """    >>> import numpy as np
+    >>> from tiarray.operators import csr_update_on_post
+    >>> indptr = np.array([0, 2, 3]); indices = np.array([0, 2, 1]); w = np.array([0.5, 0.5, 0.5])
+    >>> csr_update_on_post(w, indices, indptr, np.array([False, True, True]), np.array([-0.1, -0.3]),
+    ...                    shape=(2, 3), w_min=0.3)
+    array([0.5, 0.4, 0.3])""",
+    "fcn_update_on_pre": """    >>> import numpy as np
+    >>> from tiarray.operators import fcn_update_on_pre
+    >>> indices = np.array([[0, 2], [1, 2]]); w = np.full((2, 2), 0.5)
+    >>> fcn_update_on_pre(w, indices, np.array([False, True]), np.array([0.1, 0.2, 0.3]), shape=(2, 3))
+    array([[0.5, 0.5],
+           [0.7, 0.8]])""",
+    "fcn_update_on_post": """    >>> import numpy as np
+    >>> from tiarray.operators import fcn_update_on_post
+    >>> indices = np.array([[0, 2], [1, 2]]); w = np.full((2, 2), 0.5)
+    >>> fcn_update_on_post(w, indices, np.array([False, False, True]), np.array([0.1, 0.2]), shape=(2, 3))
+    array([[0.5, 0.6],
+           [0.5, 0.7]])""",
+    "dense_update_on_pre": """    >>> import numpy as np
+    >>> from tiarray.operators import dense_update_on_pre
+    >>> dense_update_on_pre(np.zeros((2, 3)), np.array([False, True]), np.array([0.1, 0.2, 0.3]))
+    array([[0. , 0. , 0. ],
+           [0.1, 0.2, 0.3]])""",
+    "dense_update_on_post": """    >>> import numpy as np
+    >>> from tiarray.operators import dense_update_on_post
+    >>> dense_update_on_post(np.zeros((2, 3)), np.array([True, False, False]), np.array([0.1, 0.2]))
+    array([[0.1, 0. , 0. ],
+           [0.2, 0. , 0. ]])""",
+}
+_PRE_MATH = r"w_j \leftarrow \mathrm{clip}(w_j + s_{\mathrm{row}(j)}\ \mathrm{post\_trace}_{\mathrm{col}(j)})"
+_POST_MATH = r"w_j \leftarrow \mathrm{clip}(w_j + s_{\mathrm{col}(j)}\ \mathrm{pre\_trace}_{\mathrm{row}(j)})"
+_SPECS = {
+    "csr_update_on_pre": ("Plasticity on presynaptic spikes, CSR weights: add the postsynaptic trace to the "
+                          "synapses of spiking rows.", _PRE_MATH, "of a row whose neuron spiked", "",
+                          _CSR_P.format(sname="pre_spikes", si=0, who="presynaptic (row)", tname="post_trace", ti=1,
+                                        other="postsynaptic (column)")),
+    "csr_update_on_post": ("Plasticity on postsynaptic spikes, CSR weights: add the presynaptic trace to the "
+                           "synapses of spiking columns.", _POST_MATH, "of a column whose neuron spiked",
+                           " through the cached column index (:func:`column_index`), not by a scan of all synapses",
+                           _CSR_P.format(sname="post_spikes", si=1, who="postsynaptic (column)", tname="pre_trace",
+                                         ti=0, other="presynaptic (row)")),
+    "fcn_update_on_pre": ("Plasticity on presynaptic spikes, fixed-number weights (the ``k`` synapses of each "
+                          "spiking row).", _PRE_MATH, "of a row whose neuron spiked", "",
+                          "    weights : array (m, k), float\n    indices : array (m, k), integer\n"
+                          "        As in :func:`event_fcnmv`.\n    pre_spikes : 1-D array (m,), bool or float\n"
+                          "    post_trace : 1-D array (n,), float\n    shape : tuple of two ints"),
+    "fcn_update_on_post": ("Plasticity on postsynaptic spikes, fixed-number weights.", _POST_MATH,
+                           "of a column whose neuron spiked",
+                           " through the cached column index of ``indices`` (as :func:`column_index`)",
+                           "    weights : array (m, k), float\n    indices : array (m, k), integer\n"
+                           "    post_spikes : 1-D array (n,), bool or float\n    pre_trace : 1-D array (m,), float\n"
+                           "    shape : tuple of two ints"),
+    "dense_update_on_pre": ("Plasticity on presynaptic spikes, dense weights: ``W[i, :] += s_i post_trace``.",
+                            r"W_{ij} \leftarrow \mathrm{clip}(W_{ij} + s_i\ \mathrm{post\_trace}_j)",
+                            "``(i, j)`` of a spiking row ``i``", " (whole rows)",
+                            "    weights : 2-D array (m, n), float\n    pre_spikes : 1-D array (m,), bool or float\n"
+                            "    post_trace : 1-D array (n,), float"),
+    "dense_update_on_post": ("Plasticity on postsynaptic spikes, dense weights: ``W[:, j] += s_j pre_trace``.",
+                             r"W_{ij} \leftarrow \mathrm{clip}(W_{ij} + s_j\ \mathrm{pre\_trace}_i)",
+                             "``(i, j)`` of a spiking column ``j``", " (whole columns)",
+                             "    weights : 2-D array (m, n), float\n    post_spikes : 1-D array (n,), bool or float\n"
+                             "    pre_trace : 1-D array (m,), float"),
+}  # fmt: skip
+
+for _f in (csr_update_on_pre, csr_update_on_post, fcn_update_on_pre, fcn_update_on_post, dense_update_on_pre,
+           dense_update_on_post):  # fmt: skip
+    _summary, _math, _where, _how, _params = _SPECS[_f.__name__]
+    _f.__doc__ = _DOC.format(summary=_summary, math=_math, where=_where, how=_how, params=_params,
+                             extra_raise="; ``weights`` that are not one per synapse" if "dense" not in _f.__name__
+                             else "", example=_EX[_f.__name__])  # fmt: skip
+    _f.operator = _DENSE if "dense" in _f.__name__ else (_PRE if _f.__name__.endswith("pre") else _POST)
+column_index.operator = _COLIDX

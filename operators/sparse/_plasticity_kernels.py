@@ -1,0 +1,219 @@
+"""Taichi kernels of the plasticity updates on spikes (CSR, fixed-number and dense weights).
+
+Every kernel first copies ``weights`` to ``out`` (the result is a new array: a streamed
+copy, split between the thread slots, in a real function so that it vectorises), then
+changes only the synapses of the spiking neurons:
+
+- ``on_pre``: the synapses of row ``i`` (presynaptic neuron ``i`` spiked, ``s_i != 0``):
+  ``w_j <- clip(w_j + s_i * post_trace[c_j])``;
+- ``on_post``: the synapses of column ``c`` (``s_c != 0``), found through the column index
+  ``(ptr_t, perm, rows_t)``: column ``c``'s synapses are ``perm[ptr_t[c]:ptr_t[c + 1]]``, of
+  rows ``rows_t[...]``: ``w_j <- clip(w_j + s_c * pre_trace[row_j])``.
+
+Rows (columns) own disjoint synapses, so they run in parallel without atomics. ``clip``
+uses selects (a NaN stays NaN, as ``np.clip`` keeps it); the bounds are ``-inf``/``inf``
+when not given. Invalid indices (only where values were not checked) are skipped.
+
+``column_index_kernel`` builds the column index (a counting sort, one thread, stable: rows
+increase within each column). Kernel convention as in ``_csr_kernels``; no ``from
+__future__ import annotations``.
+"""
+
+from tiarray._internal import ti
+
+from ._common import CHUNK, is_bool, num_threads
+from ._csr_kernels import _bounds, _valid
+
+
+@ti.real_func
+def _copy_span(src: ti.types.ndarray(ndim=1), dst: ti.types.ndarray(ndim=1), a: ti.i32, b: ti.i32):
+    for j in range(a, b):
+        dst[j] = src[j]
+
+
+@ti.func
+def _clip(v, lo, hi):
+    r = ti.select(v < lo, lo, v)
+    return ti.select(r > hi, hi, r)
+
+
+@ti.func
+def _scale(spikes: ti.template(), si, dt: ti.template()):
+    s = ti.cast(1, dt)
+    if ti.static(not is_bool(spikes)):
+        s = ti.cast(si, dt)
+    return s
+
+
+@ti.kernel
+def csr_on_pre_kernel(
+    weights: ti.types.ndarray(ndim=1),
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    spikes: ti.types.ndarray(ndim=1),
+    trace: ti.types.ndarray(ndim=1),
+    w_min: ti.types.ndarray(ndim=0),
+    w_max: ti.types.ndarray(ndim=0),
+    out: ti.types.ndarray(ndim=1),
+    fixed: ti.template(),
+):
+    """CSR (``fixed=False``) or fixed-number (``fixed=True``: ``indptr`` unused, rows of
+    ``len(indices) // len(spikes)`` synapses) ``on_pre`` update."""
+    nnz = ti.min(ti.min(weights.shape[0], out.shape[0]), indices.shape[0])
+    nt = ti.static(num_threads())
+    for s in range(nt * CHUNK):
+        if s % CHUNK == 0:
+            t = s // CHUNK
+            _copy_span(weights, out, ti.cast(ti.cast(nnz, ti.i64) * t // nt, ti.i32),
+                       ti.cast(ti.cast(nnz, ti.i64) * (t + 1) // nt, ti.i32))  # fmt: skip
+    n_rows = spikes.shape[0]
+    if ti.static(not fixed):
+        n_rows = ti.min(n_rows, indptr.shape[0] - 1)
+    k = indices.shape[0] // ti.max(spikes.shape[0], 1)
+    n_tr = trace.shape[0]
+    for i in range(n_rows):
+        si = spikes[i]
+        if si != 0:
+            a = i * k
+            b = a + k
+            if ti.static(not fixed):
+                a, b = _bounds(indptr, i, nnz)
+            b = ti.min(b, nnz)
+            sc = _scale(spikes, si, out.get_type().element_type)
+            lo = ti.cast(w_min[None], out.get_type().element_type)
+            hi = ti.cast(w_max[None], out.get_type().element_type)
+            for j in range(a, b):
+                c = indices[j]
+                if _valid(c, n_tr):
+                    out[j] = _clip(weights[j] + sc * ti.cast(trace[ti.cast(c, ti.i32)], out.get_type().element_type),
+                                   lo, hi)  # fmt: skip
+
+
+@ti.kernel
+def csr_on_post_kernel(
+    weights: ti.types.ndarray(ndim=1),
+    ptr_t: ti.types.ndarray(ndim=1),
+    perm: ti.types.ndarray(ndim=1),
+    rows_t: ti.types.ndarray(ndim=1),
+    spikes: ti.types.ndarray(ndim=1),
+    trace: ti.types.ndarray(ndim=1),
+    w_min: ti.types.ndarray(ndim=0),
+    w_max: ti.types.ndarray(ndim=0),
+    out: ti.types.ndarray(ndim=1),
+):
+    """``on_post`` update through the column index (CSR and fixed-number weights alike)."""
+    nnz = ti.min(weights.shape[0], out.shape[0])
+    nt = ti.static(num_threads())
+    for s in range(nt * CHUNK):
+        if s % CHUNK == 0:
+            t = s // CHUNK
+            _copy_span(weights, out, ti.cast(ti.cast(nnz, ti.i64) * t // nt, ti.i32),
+                       ti.cast(ti.cast(nnz, ti.i64) * (t + 1) // nt, ti.i32))  # fmt: skip
+    n_perm = ti.min(perm.shape[0], rows_t.shape[0])
+    n_tr = trace.shape[0]
+    for c in range(ti.min(spikes.shape[0], ptr_t.shape[0] - 1)):
+        sc0 = spikes[c]
+        if sc0 != 0:
+            a, b = _bounds(ptr_t, c, n_perm)
+            sc = _scale(spikes, sc0, out.get_type().element_type)
+            lo = ti.cast(w_min[None], out.get_type().element_type)
+            hi = ti.cast(w_max[None], out.get_type().element_type)
+            for q in range(a, b):
+                j = perm[q]
+                r = rows_t[q]
+                if _valid(j, nnz) and _valid(r, n_tr):
+                    jj = ti.cast(j, ti.i32)
+                    out[jj] = _clip(weights[jj] + sc * ti.cast(trace[ti.cast(r, ti.i32)], out.get_type().element_type),
+                                    lo, hi)  # fmt: skip
+
+
+@ti.kernel
+def column_index_kernel(
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    ptr_t: ti.types.ndarray(ndim=1),
+    perm: ti.types.ndarray(ndim=1),
+    rows_t: ti.types.ndarray(ndim=1),
+    fixed: ti.template(),
+):
+    """The column index ``ptr_t`` (n + 1), ``perm``, ``rows_t`` (nnz) of a CSR matrix, or
+    (``fixed``) of a fixed-number one, whose ``indptr`` then holds one element: the number of
+    rows ``m`` (rows of ``len(indices) // m`` synapses). Synapses with an invalid column are
+    left out (``perm`` then ends with zeros past ``ptr_t[n]``)."""
+    nnz = indices.shape[0]
+    n_cols = ptr_t.shape[0] - 1
+    for _ in range(1):  # one thread: a counting sort
+        m = indptr.shape[0] - 1
+        k = 0
+        if ti.static(fixed):
+            m = ti.cast(indptr[0], ti.i32)
+            k = nnz // ti.max(m, 1)
+        for i in range(m):
+            a = i * k
+            b = a + k
+            if ti.static(not fixed):
+                a, b = _bounds(indptr, i, nnz)
+            for j in range(a, ti.min(b, nnz)):
+                c = indices[j]
+                if _valid(c, n_cols):
+                    ptr_t[ti.cast(c, ti.i32) + 1] += 1
+        for c in range(n_cols):
+            ptr_t[c + 1] += ptr_t[c]
+        # fill: ptr_t[c] is column c's cursor
+        for i in range(m):
+            a = i * k
+            b = a + k
+            if ti.static(not fixed):
+                a, b = _bounds(indptr, i, nnz)
+            for j in range(a, ti.min(b, nnz)):
+                c = indices[j]
+                if _valid(c, n_cols):
+                    cc = ti.cast(c, ti.i32)
+                    q = ti.cast(ptr_t[cc], ti.i32)
+                    perm[q] = ti.cast(j, perm.get_type().element_type)
+                    rows_t[q] = ti.cast(i, rows_t.get_type().element_type)
+                    ptr_t[cc] += 1
+        # the fill advanced ptr_t[c] to the start of column c + 1: shift back
+        for c2 in range(n_cols):
+            c = n_cols - c2
+            ptr_t[c] = ptr_t[c - 1]
+        if n_cols >= 0:
+            ptr_t[0] = 0
+
+
+@ti.kernel
+def dense_on_pre_kernel(
+    weights: ti.types.ndarray(ndim=2),
+    spikes: ti.types.ndarray(ndim=1),
+    trace: ti.types.ndarray(ndim=1),
+    w_min: ti.types.ndarray(ndim=0),
+    w_max: ti.types.ndarray(ndim=0),
+    out: ti.types.ndarray(ndim=2),
+    post: ti.template(),
+):
+    """Dense ``on_pre`` (rows of spiking ``i``: ``W[i, :] += s_i trace``) or, ``post``, ``on_post``
+    (columns of spiking ``j``: ``W[:, j] += s_j trace``)."""
+    m = ti.min(weights.shape[0], out.shape[0])
+    n = ti.min(weights.shape[1], out.shape[1])
+    for i, j in ti.ndrange(m, n):
+        out[i, j] = weights[i, j]
+    lo = ti.cast(w_min[None], out.get_type().element_type)
+    hi = ti.cast(w_max[None], out.get_type().element_type)
+    if ti.static(not post):
+        for i in range(ti.min(m, spikes.shape[0])):
+            si = spikes[i]
+            if si != 0:
+                sc = _scale(spikes, si, out.get_type().element_type)
+                for j in range(ti.min(n, trace.shape[0])):
+                    out[i, j] = _clip(
+                        weights[i, j] + sc * ti.cast(trace[j], out.get_type().element_type), lo, hi
+                    )
+    else:
+        for j in range(ti.min(n, spikes.shape[0])):
+            sj = spikes[j]
+            if sj != 0:
+                sc = _scale(spikes, sj, out.get_type().element_type)
+                for i in range(ti.min(m, trace.shape[0])):
+                    out[i, j] = _clip(
+                        weights[i, j] + sc * ti.cast(trace[i], out.get_type().element_type), lo, hi
+                    )

@@ -1,0 +1,96 @@
+"""Synaptic delays: a ring-buffer simulation against a per-step reference, bad input, and delays
+taken modulo D where values are not checked. (Every case on every framework against dense
+references is in ``test_sparse_families.py``.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tiarray.operators.sparse as sp
+from _sparse_helpers import parallel_mode, random_csr
+
+
+@pytest.fixture(scope="module")
+def net():
+    rng = np.random.default_rng(11)
+    w, idx, ptr, _ = random_csr(30, 20, 0.3, rng)
+    delays = rng.integers(0, 5, idx.shape[0]).astype(np.int32)
+    return w, idx, ptr, delays, np.repeat(np.arange(30), np.diff(ptr))
+
+
+@pytest.mark.parametrize("mode", ["serial", "parallel"])
+def test_ring_buffer_simulation(net, mode):
+    """Each synapse delivers the spike of its presynaptic neuron exactly ``delay`` steps later."""
+    w, idx, ptr, delays, rows = net
+    rng = np.random.default_rng(0)
+    D, steps = 5, 23
+    spikes = rng.random((steps, 30)) < 0.15
+    hist = np.zeros((D, 30), bool)
+    with parallel_mode(mode):
+        for t in range(steps):
+            hist[t % D] = spikes[t]
+            got = sp.event_csrmv_delayed(w, idx, ptr, delays, hist, t, shape=(30, 20))
+            want = np.zeros(20)
+            for j in range(idx.shape[0]):
+                if t - delays[j] >= 0 and spikes[t - delays[j], rows[j]]:
+                    want[idx[j]] += w[j]
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_errors(net):
+    w, idx, ptr, delays, rows = net
+    h = np.zeros((5, 30), bool)
+    f = sp.event_csrmv_delayed
+    with pytest.raises(
+        IndexError,
+        match=r"event_csrmv_delayed\(\): argument 'delays' holds delay 5 at position 3, outside \[0, 5\)",
+    ):
+        d = delays.copy()
+        d[3] = 5
+        f(w, idx, ptr, d, h, 0, shape=(30, 20))
+    with pytest.raises(IndexError, match="holds delay -1"):
+        d = delays.copy()
+        d[0] = -1
+        f(w, idx, ptr, d, h, 0, shape=(30, 20))
+    with pytest.raises(
+        ValueError, match=r"argument 'delays' must have one delay per synapse, length nnz = \d+, got 3"
+    ):
+        f(w, idx, ptr, delays[:3], h, 0, shape=(30, 20))
+    with pytest.raises(TypeError, match=r"argument 'delays' must be an integer array"):
+        f(w, idx, ptr, delays.astype(float), h, 0, shape=(30, 20))
+    with pytest.raises(
+        ValueError, match=r"argument 'history' must have shape \(D, shape\[0\]\) = \(D, 30\) with D >= 1"
+    ):
+        f(w, idx, ptr, delays, np.zeros((5, 29), bool), 0, shape=(30, 20))
+    with pytest.raises(ValueError, match="with D >= 1 steps, got \\(0, 30\\)"):
+        f(w, idx, ptr, delays * 0, np.zeros((0, 30), bool), 0, shape=(30, 20))
+    with pytest.raises(
+        TypeError, match=r"argument 'history' must be bool, float32 or float64, got dtype int32"
+    ):
+        f(w, idx, ptr, delays, h.astype(np.int32), 0, shape=(30, 20))
+    with pytest.raises(TypeError, match=r"argument 't' must be an integer scalar, got dtype float64"):
+        f(w, idx, ptr, delays, h, np.float64(1), shape=(30, 20))
+    with pytest.raises(ValueError, match=r"argument 't' must be a scalar"):
+        f(w, idx, ptr, delays, h, np.array([1, 2]), shape=(30, 20))
+
+
+def test_jax_unchecked_delays_wrap_and_t_is_traced(jax, net):
+    """Under jit the delays are not checked: each is taken modulo D (never a read outside
+    history); one trace serves every step t."""
+    w, idx, ptr, delays, rows = net
+    rng = np.random.default_rng(3)
+    D = 5
+    hist = rng.random((D, 30)) < 0.3
+    wild = delays + D * rng.integers(-(2**20), 2**20, delays.shape[0]).astype(np.int32)
+    traces = []
+
+    @jax.jit
+    def f(d, t):
+        traces.append(1)
+        return sp.event_csrmv_delayed(w, idx, ptr, d, hist, t, shape=(30, 20))
+
+    with jax.enable_x64(True):
+        for t in (0, 4, 13):
+            want = sp.event_csrmv_delayed(w, idx, ptr, delays, hist, t, shape=(30, 20))
+            np.testing.assert_allclose(np.asarray(f(wild, np.int32(t))), want, rtol=1e-12, atol=1e-12)
+    assert len(traces) == 1

@@ -1,0 +1,291 @@
+"""Plasticity updates on spikes (CSR, fixed-number, dense weights) on every framework against a
+NumPy reference; the column index and its cache; what the updates read; bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tiarray.operators.sparse as sp
+from _family_cases import rng_for
+from _sparse_helpers import JaxFW, NumpyFW, TorchFW, parallel_mode, random_csr
+from tiarray.operators.sparse import _once
+
+M, N = 26, 19
+
+
+def _spikes(n, kind, rng):
+    s = rng.random(n) < 0.3
+    if kind == "bool":
+        return s
+    return (s * rng.uniform(0.5, 2.0, n)).astype(kind)
+
+
+def _clip(v, lo, hi):
+    return np.clip(v, -np.inf if lo is None else lo, np.inf if hi is None else hi)
+
+
+def make(fn, dtype, skind, clip):
+    """(args, kwargs, reference) of one update."""
+    rng = rng_for(f"{fn}-{dtype}-{skind}-{clip}")
+    lo, hi = (-0.2, 0.6) if clip else (None, None)
+    kw = {} if not clip else {"w_min": lo, "w_max": hi}
+    pre = fn.endswith("pre")
+    s = _spikes(M if pre else N, dtype if skind == "float" else "bool", rng)
+    tr = rng.standard_normal(N if pre else M).astype(dtype) * 0.3
+    sf = s.astype(np.float64)
+    if fn.startswith("csr"):
+        w, idx, ptr, _ = random_csr(M, N, 0.3, rng, wdtype=dtype)
+        rows = np.repeat(np.arange(M), np.diff(ptr))
+        spk, other = (sf[rows], tr[idx]) if pre else (sf[idx], tr[rows])
+        ref = w.astype(np.float64).copy()
+        up = spk != 0
+        ref[up] = _clip(ref[up] + spk[up] * other[up], lo, hi)
+        return (w, idx, ptr, s, tr), dict(shape=(M, N), **kw), ref
+    if fn.startswith("fcn"):
+        idx = sp.fixed_num_conn(M, N, 4, seed=int(rng.integers(1 << 30)))
+        w = rng.standard_normal((M, 4)).astype(dtype) * 0.3
+        rows = np.repeat(np.arange(M), 4).reshape(M, 4)
+        spk, other = (sf[rows], tr[idx]) if pre else (sf[idx], tr[rows])
+        ref = w.astype(np.float64).copy()
+        up = spk != 0
+        ref[up] = _clip(ref[up] + spk[up] * other[up], lo, hi)
+        return (w, idx, s, tr), dict(shape=(M, N), **kw), ref
+    W = rng.standard_normal((M, N)).astype(dtype) * 0.3
+    ref = W.astype(np.float64).copy()
+    if pre:
+        ref[s != 0] = _clip(ref[s != 0] + sf[s != 0, None] * tr[None, :].astype(np.float64), lo, hi)
+    else:
+        ref[:, s != 0] = _clip(ref[:, s != 0] + tr[:, None].astype(np.float64) * sf[None, s != 0], lo, hi)
+    return (W, s, tr), kw, ref
+
+
+FNS = [f"{a}_update_on_{b}" for a in ("csr", "fcn", "dense") for b in ("pre", "post")]
+CASES = [
+    (f, d, k, c)
+    for f in FNS
+    for d in ("float32", "float64")
+    for k in ("bool", "float")
+    for c in (False, True)
+]
+IDS = ["-".join(map(str, c)) for c in CASES]
+
+
+def check(fw, case):
+    fn, dtype, skind, clip = case
+    args, kw, ref = make(*case)
+    keep = [np.array(a) for a in args]
+    with fw.ctx():
+        got = fw.np(getattr(sp, fn)(*[fw.arr(a) for a in args], **kw))
+    assert got.dtype == np.dtype(dtype) and got.shape == ref.shape
+    # one rounding per updated weight (the sum), then an exact clip
+    np.testing.assert_allclose(got, ref, rtol=2 * np.finfo(dtype).eps, atol=2 * np.finfo(dtype).eps)
+    for a, b in zip(args, keep):  # the inputs are not changed
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_numpy(case):
+    check(NumpyFW(), case)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c[1] == "float64"], ids=[i for i, c in zip(IDS, CASES) if c[1] == "float64"]
+)
+def test_numpy_parallel(case):
+    with parallel_mode("parallel"):
+        import tiarray as ta
+
+        old = ta.set_serial_threshold(0)
+        try:
+            check(NumpyFW(), case)
+        finally:
+            ta.set_serial_threshold(old)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_torch(torch, case):
+    check(TorchFW(torch), case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_jax(jax, case):
+    check(JaxFW(jax), case)
+
+
+@pytest.mark.parametrize("fn", FNS)
+def test_jax_jit_and_not_differentiable(jax, fn):
+    args, kw, ref = make(fn, "float64", "bool", True)
+    with jax.enable_x64(True):
+        jw = jax.numpy.asarray(args[0])
+        got = jax.jit(lambda w_: getattr(sp, fn)(w_, *args[1:], **kw))(jw)
+        np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-15, atol=1e-15)
+        with pytest.raises(TypeError, match="gradient with respect to 'weights'"):
+            jax.grad(lambda w_: getattr(sp, fn)(w_, *args[1:], **kw).sum())(jw)
+
+
+def test_torch_not_differentiable(torch):
+    args, kw, ref = make("csr_update_on_pre", "float64", "bool", False)
+    tw = torch.tensor(args[0], requires_grad=True)
+    with pytest.raises(TypeError, match="gradient with respect to 'weights'"):
+        sp.csr_update_on_pre(tw, *map(torch.from_numpy, args[1:]), **kw)
+    np.testing.assert_allclose(
+        sp.csr_update_on_pre(tw.detach(), *map(torch.from_numpy, args[1:]), **kw).numpy(), ref
+    )
+
+
+def test_updates_read_only_the_spiking_neurons_synapses():
+    """Trace entries that no synapse of a spiking neuron reads may be NaN: they never show."""
+    rng = np.random.default_rng(4)
+    w, idx, ptr, _ = random_csr(M, N, 0.3, rng)
+    rows = np.repeat(np.arange(M), np.diff(ptr))
+    s = rng.random(M) < 0.2
+    tr = rng.standard_normal(N)
+    unread = np.ones(N, bool)
+    unread[idx[s[rows]]] = False
+    tr[unread] = np.nan
+    assert np.isfinite(sp.csr_update_on_pre(w, idx, ptr, s, tr, shape=(M, N))).all()
+    sc = rng.random(N) < 0.2
+    trp = rng.standard_normal(M)
+    unread = np.ones(M, bool)
+    unread[rows[sc[idx]]] = False
+    trp[unread] = np.nan
+    assert np.isfinite(sp.csr_update_on_post(w, idx, ptr, sc, trp, shape=(M, N))).all()
+
+
+def test_column_index():
+    rng = np.random.default_rng(6)
+    w, idx, ptr, _ = random_csr(M, N, 0.3, rng)
+    ptr_t, perm, rows_t = sp.column_index(idx, ptr, shape=(M, N))
+    rows = np.repeat(np.arange(M), np.diff(ptr))
+    np.testing.assert_array_equal(np.diff(ptr_t), np.bincount(idx, minlength=N))
+    for c in range(N):
+        seg = perm[ptr_t[c] : ptr_t[c + 1]]
+        np.testing.assert_array_equal(seg, np.nonzero(idx == c)[0])  # increasing positions
+        np.testing.assert_array_equal(rows_t[ptr_t[c] : ptr_t[c + 1]], rows[seg])
+
+
+def test_column_index_cache_cannot_go_stale(monkeypatch):
+    """Read-only NumPy connectivity is indexed once; writeable arrays on every call (a rewiring
+    in place is seen)."""
+    rng = np.random.default_rng(7)
+    w, idx, ptr, _ = random_csr(M, N, 0.3, rng, duplicates=False)
+    _once.clear()
+    built = []
+    from tiarray.operators.sparse import _plasticity
+
+    real = _plasticity._COLIDX
+
+    class Counting:
+        def __call__(self, *a, **k):
+            built.append(1)
+            return real(*a, **k)
+
+    monkeypatch.setattr(_plasticity, "_COLIDX", Counting())
+    sc = np.ones(N, bool)
+    tr = np.ones(M)
+    fro_i, fro_p = idx.copy(), ptr.copy()
+    fro_i.flags.writeable = fro_p.flags.writeable = False
+    for _ in range(3):
+        sp.csr_update_on_post(w, fro_i, fro_p, sc, tr, shape=(M, N))
+    assert len(built) == 1
+    mut = idx.copy()
+    a = sp.csr_update_on_post(w, mut, ptr, np.arange(N) == 0, tr, shape=(M, N))
+    mut[:] = 0  # every synapse now in column 0
+    b = sp.csr_update_on_post(w, mut, ptr, np.arange(N) == 0, tr, shape=(M, N))
+    np.testing.assert_allclose(a - w, np.where(idx == 0, 1.0, 0.0))
+    np.testing.assert_allclose(b - w, 1.0)
+    assert len(built) == 3
+
+
+def test_torch_column_index_follows_in_place_changes(torch):
+    rng = np.random.default_rng(8)
+    w, idx, ptr, _ = random_csr(M, N, 0.3, rng, duplicates=False)
+    ti_, tp, tw = torch.from_numpy(idx.copy()), torch.from_numpy(ptr), torch.from_numpy(w)
+    s0 = torch.from_numpy(np.arange(N) == 0)
+    tr = torch.ones(M, dtype=torch.float64)
+    a = sp.csr_update_on_post(tw, ti_, tp, s0, tr, shape=(M, N)).numpy()
+    np.testing.assert_allclose(a - w, np.where(idx == 0, 1.0, 0.0))
+    ti_.zero_()  # bumps the version counter
+    b = sp.csr_update_on_post(tw, ti_, tp, s0, tr, shape=(M, N)).numpy()
+    np.testing.assert_allclose(b - w, 1.0)
+
+
+def test_jax_column_index_constant_or_traced(jax):
+    """Closed-over connectivity: the column index is built at trace time (a constant, no kernel in
+    the computation); traced connectivity: built inside the computation, every call."""
+    rng = np.random.default_rng(9)
+    w, idx, ptr, _ = random_csr(M, N, 0.3, rng)
+    s = rng.random(N) < 0.3
+    tr = rng.standard_normal(M)
+    want = sp.csr_update_on_post(w, idx, ptr, s, tr, shape=(M, N))
+    with jax.enable_x64(True):
+        jidx, jptr = jax.numpy.asarray(idx), jax.numpy.asarray(ptr)
+
+        def f(w_):
+            return sp.csr_update_on_post(w_, jidx, jptr, s, tr, shape=(M, N))
+
+        prims = [e.primitive.name for e in jax.make_jaxpr(f)(w).jaxpr.eqns]
+        assert "column_index" not in prims and "csr_update_on_post" in prims, prims
+        np.testing.assert_allclose(np.asarray(jax.jit(f)(w)), want, rtol=1e-15)
+
+        def g(w_, i_, p_):
+            return sp.csr_update_on_post(w_, i_, p_, s, tr, shape=(M, N))
+
+        prims = [e.primitive.name for e in jax.make_jaxpr(g)(w, idx, ptr).jaxpr.eqns]
+        assert "column_index" in prims, prims
+        np.testing.assert_allclose(np.asarray(jax.jit(g)(w, idx, ptr)), want, rtol=1e-15)
+        # garbage connectivity under jit: skipped, never out of bounds
+        bad = idx.copy()
+        bad[::3] = 10**6
+        assert np.isfinite(np.asarray(jax.jit(g)(w, bad, ptr))).all()
+
+
+def test_errors():
+    rng = np.random.default_rng(10)
+    w, idx, ptr, _ = random_csr(M, N, 0.3, rng)
+    s, tr = np.ones(M, bool), np.ones(N)
+    with pytest.raises(
+        ValueError, match=r"csr_update_on_pre\(\): argument 'weights' must hold one weight per synapse"
+    ):
+        sp.csr_update_on_pre(np.float64(0.5), idx, ptr, s, tr, shape=(M, N))
+    with pytest.raises(
+        ValueError, match=r"argument 'pre_spikes' must have length m \(rows, presynaptic\) = 26, got 19"
+    ):
+        sp.csr_update_on_pre(w, idx, ptr, tr.astype(bool), tr, shape=(M, N))
+    with pytest.raises(
+        ValueError, match=r"argument 'pre_trace' must have length m \(rows, presynaptic\) = 26, got 19"
+    ):
+        sp.csr_update_on_post(w, idx, ptr, np.ones(N, bool), tr, shape=(M, N))
+    with pytest.raises(TypeError, match=r"argument 'post_trace' must be float32 or float64, got bool"):
+        sp.csr_update_on_pre(w, idx, ptr, s, tr.astype(bool), shape=(M, N))
+    with pytest.raises(TypeError, match=r"argument 'w_max' must be a float32 or float64 scalar"):
+        sp.csr_update_on_pre(w, idx, ptr, s, tr, shape=(M, N), w_max=np.int32(1))
+    with pytest.raises(ValueError, match=r"argument 'w_min' must be a scalar"):
+        sp.csr_update_on_pre(w, idx, ptr, s, tr, shape=(M, N), w_min=np.zeros(3))
+    with pytest.raises(
+        ValueError, match=r"fcn_update_on_post\(\): argument 'weights' must hold one weight per synapse"
+    ):
+        sp.fcn_update_on_post(
+            np.float32(1), sp.fixed_num_conn(M, N, 3, seed=1), np.ones(N, bool), np.ones(M), shape=(M, N)
+        )
+    with pytest.raises(
+        ValueError, match=r"dense_update_on_post\(\): argument 'post_spikes' must have length n"
+    ):
+        sp.dense_update_on_post(np.zeros((M, N)), np.ones(M, bool), np.ones(M))
+    bad = idx.copy()
+    bad[2] = N
+    with pytest.raises(IndexError, match="column index"):
+        sp.csr_update_on_post(w, bad, ptr, np.ones(N, bool), np.ones(M), shape=(M, N))
+
+
+def test_torch_compile_smoke(torch):
+    args, kw, ref = make("csr_update_on_post", "float64", "bool", True)
+    targs = [torch.from_numpy(np.array(a)) for a in args]
+    eager = sp.csr_update_on_post(*targs, **kw)  # first call eager: see test_sparse_families' smoke
+
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def f(*a):
+        return sp.csr_update_on_post(*a, **kw) * 1
+
+    np.testing.assert_allclose(f(*targs).numpy(), eager.numpy(), rtol=1e-15)
+    np.testing.assert_allclose(eager.numpy(), ref, rtol=1e-15, atol=1e-15)
