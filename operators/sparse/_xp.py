@@ -253,9 +253,11 @@ def stamp(x):
     place (``resize_``, ``set_``, ``.data = ...``; in-place writes bump ``_version``); NumPy
     and CuPy arrays their shape and strides (``a.shape = ...``, ``resize``; value writes are
     not seen, and the kernels clamp every index regardless); JAX arrays and TiArrays do not
-    change."""
+    change. ``None``: nothing to compare (a traced tensor), so nothing is reused."""
     fw = framework_of(x)
     if fw == "torch":
+        if sys.modules["torch"].compiler.is_compiling():
+            return None  # traced by dynamo, which cannot compare data pointers: nothing to reuse
         return (x.shape, x.dtype, x.data_ptr(), x._version)
     if fw in ("numpy", "cupy"):
         return (x.shape, x.strides, x.dtype)
