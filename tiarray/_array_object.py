@@ -19,7 +19,7 @@ import numpy as np
 from . import _dtypes
 from ._runtime import Device
 
-__all__ = ["TiArray"]
+__all__ = ["TiArray", "MemoryKeeper"]
 
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
@@ -32,6 +32,29 @@ class _ArrayInterface:
     def __init__(self, iface, owner):
         self.__array_interface__ = iface
         self._owner = owner
+
+
+class MemoryKeeper:
+    """An owner for memory whose user-visible owner can let go of it: a torch tensor's
+    storage can be swapped (``set_``, ``.data = ...``) or reallocated (``resize_``) under
+    a view. ``base`` is the object users see (``TiArray.base``), ``storage`` what really
+    owns the memory (held, so a swap cannot free it), ``data`` the address the view was
+    made from; ``check`` refuses a view whose memory was reallocated since."""
+
+    __slots__ = ("base", "storage", "data")
+
+    def __init__(self, base, storage, data: int):
+        self.base = base
+        self.storage = storage
+        self.data = data
+
+    def check(self) -> None:
+        if self.storage.data_ptr() != self.data:
+            raise RuntimeError(
+                f"tiarray: the memory of this array was freed: the {type(self.base).__name__} it views "
+                "was resized in place (resize_) after the view was made; make a new view with "
+                "tiarray.asarray(tensor)"
+            )
 
 
 _NAMESPACE: list = [None]  # the tiarray module (set by tiarray/__init__ once it is complete)
@@ -173,7 +196,8 @@ class TiArray:
     @property
     def base(self):
         """The object that owns the memory (NumPy array, torch tensor, Taichi ndarray, ...)."""
-        return self._owner
+        o = self._owner
+        return o.base if o.__class__ is MemoryKeeper else o
 
     @property
     def T(self) -> TiArray:
@@ -191,6 +215,8 @@ class TiArray:
         return self._view(self._ptr, sh[:-2] + (sh[-1], sh[-2]), st[:-2] + (st[-1], st[-2]))
 
     def _nbytes(self) -> int:
+        if self._owner.__class__ is MemoryKeeper:
+            self._owner.check()
         return self.size * self._dtype.itemsize
 
     @property
@@ -215,6 +241,8 @@ class TiArray:
 
     def _byte_extent(self) -> tuple[int, int]:
         """(lowest, one-past-highest) byte address the view touches."""
+        if self._owner.__class__ is MemoryKeeper:
+            self._owner.check()
         if self.size == 0:
             return self._ptr, self._ptr
         lo = hi = 0
@@ -246,6 +274,8 @@ class TiArray:
         npv = self._npv
         if npv is not None:
             return npv
+        if self._owner.__class__ is MemoryKeeper:
+            self._owner.check()
         if self._device.kind != "cpu":
             raise TypeError(
                 f"a NumPy view needs CPU memory; this array lives on {self._device}. "

@@ -101,6 +101,9 @@ _PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, 
     ("PyCapsule_GetPointer", _api)
 )
 _PyErr_Clear = ctypes.PYFUNCTYPE(None)(("PyErr_Clear", _api))
+_PyCapsule_GetName = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", _api))
+
+_MAX_NDIM = 64  # NumPy's limit; a larger ndim in a capsule is garbage
 
 _NAME_V = b"dltensor_versioned"
 _NAME_L = b"dltensor"
@@ -286,19 +289,40 @@ def import_capsule(capsule, *, func: str = "from_dlpack") -> ImportedTensor:
         deleter = m.deleter
     else:
         _PyErr_Clear()
-        raise BufferError(
-            f"{func}(): the DLPack capsule was already consumed (a capsule can be imported once); "
-            "call __dlpack__() again for a new one"
+        if _PyCapsule_IsValid(capsule, _USED_V) or _PyCapsule_IsValid(capsule, _USED_L):
+            raise BufferError(
+                f"{func}(): the DLPack capsule was already consumed (a capsule can be imported once); "
+                "call __dlpack__() again for a new one"
+            )
+        _PyErr_Clear()
+        name = _PyCapsule_GetName(capsule)
+        _PyErr_Clear()
+        raise TypeError(
+            f"{func}(): expected a DLPack capsule (named 'dltensor_versioned' or 'dltensor'), got a "
+            f"capsule named {name.decode(errors='replace') if name is not None else None!r}"
         )
-    t = m.dl_tensor
-    ndim = t.ndim
-    shape = tuple(t.shape[i] for i in range(ndim))
-    code, bits, lanes = t.dtype.code, t.dtype.bits, t.dtype.lanes
-    dtype = _dtypes.from_dlpack_dtype(code, bits, lanes)
     # Take ownership before anything can fail, so that the deleter always runs once.
     _PyCapsule_SetName(capsule, used)
     deleter_fn = _PyDeleter(ctypes.cast(deleter, ctypes.c_void_p).value) if deleter else None
     owner = DLPackOwner(addr, deleter_fn)
+    t = m.dl_tensor
+    ndim = t.ndim
+    if not 0 <= ndim <= _MAX_NDIM:
+        raise BufferError(f"{func}(): the DLPack capsule has ndim = {ndim}; expected 0 to {_MAX_NDIM}")
+    if ndim and not t.shape:
+        raise BufferError(f"{func}(): the DLPack capsule has ndim = {ndim} but no shape (a NULL pointer)")
+    shape = tuple(t.shape[i] for i in range(ndim))
+    if any(d < 0 for d in shape):
+        raise BufferError(f"{func}(): the DLPack capsule has a negative shape {shape}")
+    size = 1
+    for d in shape:
+        size *= d
+    if size and not t.data:
+        raise BufferError(
+            f"{func}(): the DLPack capsule describes {size} element(s) of shape {shape} at address NULL"
+        )
+    code, bits, lanes = t.dtype.code, t.dtype.bits, t.dtype.lanes
+    dtype = _dtypes.from_dlpack_dtype(code, bits, lanes)
     if dtype is None:
         raise TypeError(
             f"{func}(): DLPack dtype (code={code}, bits={bits}, lanes={lanes}) is not supported by "

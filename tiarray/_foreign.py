@@ -27,13 +27,24 @@ import ctypes
 import numpy as np
 
 from . import _backend, _dlpack, _dtypes, _runtime
-from ._array_object import TiArray, c_strides
+from ._array_object import MemoryKeeper, TiArray, c_strides
 from ._detect import framework_of, is_jax_tracer
 from ._runtime import CPU, Device
 
-__all__ = ["view_of", "numpy_data_ptr", "device_from_dl"]
+__all__ = ["view_of", "numpy_data_ptr", "device_from_dl", "dl_pair"]
 
 _DL_DEVICE = {1: "cpu", 2: "cuda", 13: "cuda"}  # kDLCPU, kDLCUDA, kDLCUDAManaged
+
+
+def dl_pair(dev, func: str, what: str) -> tuple:
+    """``dev`` checked to be a DLPack ``(device_type, device_id)`` pair of ints."""
+    ok = isinstance(dev, (tuple, list)) and len(dev) == 2
+    ok = ok and all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in dev)
+    if not ok:
+        raise BufferError(
+            f"{func}(): {what} must be a DLPack (device_type, device_id) pair of ints, got {dev!r}"
+        )
+    return (int(dev[0]), int(dev[1]))
 
 
 def device_from_dl(dev: tuple, func: str) -> Device:
@@ -121,6 +132,15 @@ def _torch_dtype(t, func: str) -> _dtypes.DType:
     return d
 
 
+def _torch_pin(storage) -> None:
+    """Make a CPU torch storage non-resizable (``Tensor.numpy()`` does this to a tensor's
+    storage; an alias as bytes does it for every dtype, bfloat16 included)."""
+    import sys
+
+    torch = sys.modules["torch"]
+    torch.empty(0, dtype=torch.uint8).set_(storage).numpy()
+
+
 def _import_torch(t, func: str, copy, want: Device | None = None) -> TiArray:
     if t.is_quantized:
         raise TypeError(
@@ -151,7 +171,16 @@ def _import_torch(t, func: str, copy, want: Device | None = None) -> TiArray:
                 "resolve_conj()/resolve_neg(), which copies, but copy=False was given"
             )
         t = t.resolve_conj().resolve_neg()
-    return TiArray._new(t.data_ptr(), tuple(t.shape), tuple(t.stride()), dt, device, t, False)
+    # the storage, not only the tensor, owns the memory: set_() or .data = ... give the
+    # tensor another storage and would free this one under the view (a segfault before)
+    storage = t.untyped_storage()
+    if device is CPU and storage.resizable():
+        # resize_() would reallocate the storage and free the view's memory: as for
+        # tensor.numpy(), whose NumPy view pins it the same way, it now raises instead
+        # (once per storage, ~4 us; CUDA storages are checked at use, MemoryKeeper.check)
+        _torch_pin(storage)
+    owner = MemoryKeeper(t, storage, storage.data_ptr())
+    return TiArray._new(t.data_ptr(), tuple(t.shape), tuple(t.stride()), dt, device, owner, False)
 
 
 def _import_taichi_ndarray(nd, func: str) -> TiArray:
@@ -165,23 +194,45 @@ def _import_taichi_ndarray(nd, func: str) -> TiArray:
 
 def _import_dlpack(x, func: str, copy, device: Device | None) -> TiArray:
     """Import through ``__dlpack__``, asking for the versioned protocol first."""
+    producer = type(x).__name__
     dev_fn = getattr(x, "__dlpack_device__", None)
     src_dev = None
     if dev_fn is not None:
-        src_dev = device_from_dl(tuple(dev_fn()), func)
+        try:
+            dev = dev_fn()
+        except Exception as e:
+            raise BufferError(
+                f"{func}(): the producer ({producer}) failed in __dlpack_device__(): {type(e).__name__}: {e}"
+            ) from e
+        src_dev = device_from_dl(dl_pair(dev, func, f"the result of {producer}.__dlpack_device__()"), func)
         _check_device_usable(src_dev, device, func)
     kwargs = {}
     if src_dev is not None and src_dev.kind == "cuda":
         # Taichi works on the legacy default stream: the producer makes its data ready there.
         kwargs["stream"] = 1
     try:
-        cap = x.__dlpack__(max_version=_dlpack.DLPACK_VERSION, **kwargs)
-    except TypeError:
-        # a producer of the legacy protocol (no max_version keyword)
-        cap = x.__dlpack__(**kwargs)
+        try:
+            cap = x.__dlpack__(max_version=_dlpack.DLPACK_VERSION, **kwargs)
+        except TypeError:
+            # a producer of the legacy protocol (no max_version keyword)
+            cap = x.__dlpack__(**kwargs)
     except BufferError as e:
-        raise BufferError(f"{func}(): the producer ({type(x).__name__}) refused to export: {e}") from e
-    return _from_capsule(cap, func)
+        raise BufferError(f"{func}(): the producer ({producer}) refused to export: {e}") from e
+    except Exception as e:
+        raise BufferError(
+            f"{func}(): the producer ({producer}) failed in __dlpack__(): {type(e).__name__}: {e}"
+        ) from e
+    if type(cap).__name__ != "PyCapsule":
+        raise BufferError(
+            f"{func}(): {producer}.__dlpack__() must return a DLPack capsule, got {type(cap).__name__}"
+        )
+    t = _from_capsule(cap, func, device)
+    if src_dev is not None and t._device != src_dev:
+        raise BufferError(
+            f"{func}(): {producer}.__dlpack_device__() says {src_dev}, but its capsule describes memory on "
+            f"{t._device}"
+        )
+    return t
 
 
 def _check_device_usable(src: Device, want: Device | None, func: str) -> None:
@@ -194,9 +245,11 @@ def _check_device_usable(src: Device, want: Device | None, func: str) -> None:
         )
 
 
-def _from_capsule(cap, func: str) -> TiArray:
+def _from_capsule(cap, func: str, want: Device | None = None) -> TiArray:
     t = _dlpack.import_capsule(cap, func=func)
     device = device_from_dl(t.device, func)
+    # refused here, at import, not by the first operation that touches the memory
+    _check_device_usable(device, want, func)
     return TiArray._new(t.ptr, t.shape, t.strides, t.dtype, device, t.owner, t.readonly)
 
 
@@ -226,7 +279,7 @@ def view_of(obj, func: str, copy=None, want: Device | None = None) -> TiArray | 
     if hasattr(obj, "__dlpack__"):
         return _import_dlpack(obj, func, copy, want)
     if type(obj).__name__ == "PyCapsule":
-        return _from_capsule(obj, func)
+        return _from_capsule(obj, func, want)
     if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
         return None
     try:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import _cuda, _dlpack, _dtypes, _runtime
-from ._array_object import TiArray
+from ._array_object import MemoryKeeper, TiArray
 from ._buffer import empty_owned
 from ._detect import framework_of
-from ._foreign import _import_numpy, _import_torch, device_from_dl, view_of
+from ._foreign import _import_numpy, _import_torch, device_from_dl, dl_pair, view_of
 from ._kernels.copy import copy_array, copy_to_device
 from ._runtime import CPU
 
@@ -253,10 +253,32 @@ def from_dlpack(x, /, *, device=None, copy=None) -> TiArray:
 
 
 def export_dlpack(x: TiArray, *, stream, max_version, dl_device, copy):
-    versioned = max_version is not None and tuple(max_version)[0] >= 1
+    if x._owner.__class__ is MemoryKeeper:
+        x._owner.check()
+    if max_version is not None:
+        ok = isinstance(max_version, tuple) and len(max_version) == 2
+        if not (ok and all(isinstance(v, int) and not isinstance(v, bool) for v in max_version)):
+            raise TypeError(
+                f"__dlpack__(): argument 'max_version' must be None or a (major, minor) tuple of ints, "
+                f"got {max_version!r}"
+            )
+    if copy not in (None, True, False):
+        raise TypeError(f"__dlpack__(): argument 'copy' must be True, False or None, got {copy!r}")
+    versioned = max_version is not None and max_version[0] >= 1
+    if x._readonly and not versioned:
+        # A legacy capsule has no read-only flag: its consumer may write (even JAX, into a
+        # donated buffer). NumPy refuses such an export; tiarray exports a copy, as the
+        # standard's copy=None allows, and refuses only where no copy is allowed.
+        if copy is False:
+            raise BufferError(
+                "__dlpack__(): the array is read-only, which a legacy (unversioned) DLPack capsule cannot "
+                "say, and copy=False was given; ask for a versioned capsule (max_version=(1, 0) or newer, "
+                "as NumPy >= 2 and PyTorch do) to share the memory read-only"
+            )
+        copy = True
     copied = False
     if dl_device is not None:
-        want = device_from_dl(tuple(dl_device), "__dlpack__")
+        want = device_from_dl(dl_pair(dl_device, "__dlpack__", "argument 'dl_device'"), "__dlpack__")
         if want != x._device:
             if copy is False:
                 raise BufferError(

@@ -17,7 +17,7 @@ import builtins
 import numpy as np
 
 from .. import _dtypes, _launch, _runtime
-from .._array_object import TiArray
+from .._array_object import MemoryKeeper, TiArray
 from .._backend import ti
 from .._buffer import empty_owned
 from .._dtypes import DType
@@ -264,6 +264,9 @@ def _run(plan: _Plan, out: TiArray, xs: list, fresh: bool = True) -> TiArray:
         raise ValueError(
             f"the result has {n} elements; Taichi kernels index at most 2**31 - 1 elements per array"
         )
+    for x in xs:
+        if x._owner.__class__ is MemoryKeeper:
+            x._owner.check()
     if _program() is not _CACHES.prog:  # the plans' specs belong to the running program
         _runtime.ensure_init()
     nin = len(xs)

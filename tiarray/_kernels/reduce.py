@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 from .. import _dtypes, _launch, _runtime
-from .._array_object import TiArray
+from .._array_object import MemoryKeeper, TiArray
 from .._backend import ti
 from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
@@ -562,6 +562,8 @@ def reduce_into(
     n_out = out.size
     if n_out == 0:
         return
+    if x._owner.__class__ is MemoryKeeper:
+        x._owner.check()
     key = (x._shape, x._strides, x._dtype, x._device, axes, op, acc_dtype, out._dtype, n_out, post,
            _launch._SERIAL_THRESHOLD[0])  # fmt: skip
     if _program() is not _CACHES.prog:
