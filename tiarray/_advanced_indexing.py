@@ -638,8 +638,22 @@ def as_value(value, x: TiArray, func: str) -> TiArray:
             raise TypeError(f"{func}: cannot assign a complex value to a {x._dtype.name} array")
         if isinstance(value, float) and x._dtype.kind in "biu":
             raise TypeError(f"{func}: cannot assign a float value to a {x._dtype.name} array")
+        if x._dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+            info = np.iinfo(x._dtype.numpy)
+            if not info.min <= value <= info.max:
+                raise OverflowError(
+                    f"{func}: argument 'value' = {value} is outside the range of {x._dtype.name} "
+                    f"[{info.min}, {info.max}]"
+                )
         return asarray(value, dtype=x._dtype, device=x._device)
-    v = asarray(value)
+    if isinstance(value, (str, bytes, dict, set)) or value is None:
+        raise TypeError(
+            f"{func}: argument 'value' must be an array or a Python scalar, got {type(value).__name__}"
+        )
+    try:
+        v = asarray(value)
+    except TypeError as e:
+        raise TypeError(f"{func}: argument 'value' must be an array or a Python scalar: {e}") from None
     if v._device != x._device:
         v = v.to_device(x._device)
     if v._dtype is not x._dtype:

@@ -448,7 +448,13 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> TiArray:
     if all_int:
         n = max(0, -((start - stop) // step))  # ceil((stop - start) / step), exactly
     else:
-        n = max(0, math.ceil((stop - start) / step))
+        q = (stop - start) / step
+        if math.isnan(q) or q == math.inf:
+            raise ValueError(
+                f"{func}(): (stop - start) / step must be a finite number of elements, got {q} "
+                f"(start={start!r}, stop={stop!r}, step={step!r})"
+            )
+        n = max(0, math.ceil(q))
     _check_size(n, func)
     dev = _runtime.get_device(device, func=func)
     out = empty_owned((n,), dt, dev)

@@ -30,7 +30,10 @@ methods, so a launch calls no wrapper.
 from __future__ import annotations
 
 import ast
+import ctypes
 import functools
+import re
+import sys
 import threading
 
 import numpy as np
@@ -261,7 +264,7 @@ class _Spec:
     for what changed. Reverse-mode launches (``grads``) use a fresh context.
     """
 
-    __slots__ = ("t_kernel", "compiled", "run", "setters", "_ctx", "_last")
+    __slots__ = ("t_kernel", "compiled", "run", "setters", "_ctx", "_last", "label", "arg_names")
 
     def launch(self, values, grads=None):
         """Run with one value per non-template parameter.
@@ -272,10 +275,15 @@ class _Spec:
         if grads is not None:
             ctx = self.t_kernel.make_launch_context()
             for (kind, idx), v, g in zip(self.setters, values, grads):
-                _set_arg(ctx, kind, idx, v, g)
+                _set_arg(ctx, kind, idx, v, g, self)
             with _launch_lock:
-                self.run(self.compiled, ctx)
+                try:
+                    self.run(self.compiled, ctx)
+                except AssertionError as e:  # Taichi's checks (debug mode) and kernel asserts
+                    raise _kernel_error(self, values, e) from None
             return
+        if _DEBUG[0] is not False and debug_mode():
+            return _debug_launch(self, values)
         with _launch_lock:
             ctx = self._ctx
             last = self._last
@@ -287,14 +295,124 @@ class _Spec:
                 # (0.0 == -0.0: zeros are always set, so the sign bit reaches the kernel)
                 if last[i] != v or v == 0:
                     last[i] = _UNSET  # stays unset if the setter raises
-                    _set_arg(ctx, kind, idx, v, 0)
+                    _set_arg(ctx, kind, idx, v, 0, self)
                     last[i] = v
                 i += 1
-            self.run(self.compiled, ctx)
+            try:
+                self.run(self.compiled, ctx)
+            except AssertionError as e:  # Taichi's checks (debug mode) and kernel asserts
+                raise _kernel_error(self, values, e) from None
 
 
-def _set_arg(ctx, kind, idx, v, g):
+_MAX_ELEMENTS = 2**31 - 1
+
+
+# debug mode on the CPU (None: not known yet for the running program)
+_DEBUG: list = [None]
+_runtime.register_cache(lambda: _DEBUG.__setitem__(0, None))
+
+
+def debug_mode() -> bool:
+    """Whether launches run checked (debug mode on the CPU); the runtime must be started."""
+    if _DEBUG[0] is None:
+        _DEBUG[0] = _backend.debug_checks() and _runtime.is_cpu()
+    return _DEBUG[0]
+
+
+def _debug_launch(spec: _Spec, values) -> None:
+    """A forward launch in debug mode on the CPU: every array argument is run on a copy
+    inside guard zones, copied back only if the kernel ran clean and changed it.
+
+    Taichi's checks report an out-of-bounds access but, on the CPU, do not stop it
+    (measured: the writes past the end land and corrupted the heap); with a guard of the
+    largest argument's size (at least 4 KiB) on each side, the common overruns (outputs
+    declared smaller than the kernel writes, inputs of different lengths, off-by-one
+    indices) land in the guards, and the error names the operator and the argument."""
+    vals = list(values)
+    arrays = [j for j, (kind, _) in enumerate(spec.setters) if kind == _P_ARRAY]
+    guard = max([4096] + [values[j][1] for j in arrays])
+    copies = []
+    for j in arrays:
+        ptr, nb, shape = values[j]
+        buf = np.zeros(nb + 2 * guard, np.uint8)
+        base = buf.ctypes.data + guard
+        if nb:
+            ctypes.memmove(base, ptr, nb)
+        vals[j] = (base, nb, shape)
+        copies.append((ptr, nb, buf))
+    with _launch_lock:
+        ctx = spec.t_kernel.make_launch_context()
+        for (kind, idx), v in zip(spec.setters, vals):
+            _set_arg(ctx, kind, idx, v, 0, spec)
+        try:
+            spec.run(spec.compiled, ctx)
+        except AssertionError as e:
+            raise _kernel_error(spec, values, e) from None
+    for ptr, nb, buf in copies:
+        if nb:
+            new = buf[guard : guard + nb]
+            old = np.ctypeslib.as_array((ctypes.c_uint8 * nb).from_address(ptr))
+            if not np.array_equal(new, old):  # only what the kernel wrote: never read-only inputs
+                ctypes.memmove(ptr, new.ctypes.data, nb)
+
+
+_OOB = re.compile(r"Out of bound access to ndarray at arg (\d+) with indices \[([^\]]*)\]")
+
+
+def _kernel_error(spec: _Spec, values, e: AssertionError) -> Exception:
+    """Taichi's assertion from a launch, as an error naming the operator and the argument.
+
+    In debug mode (``tiarray.init(debug=True)``, ``TIARRAY_DEBUG=1``) Taichi checks every
+    array access; on the CPU the access itself still happens (measured: the writes past
+    the end land), so tiarray pads the outputs it allocates in that mode (see
+    ``tiarray._buffer``)."""
+    msg = str(e)
+    first = msg.strip().splitlines()[0] if msg.strip() else "assertion failed"
+    m = _OOB.search(msg)
+    if m is None:
+        return AssertionError(f"{spec.label}: the kernel's assertion failed: {first}")
+    arg, idx = int(m.group(1)), m.group(2).strip()
+    name, shape = f"#{arg}", None
+    for j, (kind, slot) in enumerate(spec.setters):
+        if slot == arg or slot == (arg,):
+            name = spec.arg_names[j]
+            if kind == _P_ARRAY and j < len(values):
+                shape = tuple(values[j][2])
+    where = f"; its shape is {shape}" if shape is not None else ""
+    return IndexError(
+        f"{spec.label}: the kernel accessed argument '{name}' out of bounds at index [{idx}]{where} "
+        f"(Taichi's bounds check, debug mode): {first}"
+    )
+
+
+def _entry_point() -> str:
+    """The tiarray function the user called (the outermost tiarray frame), for error messages."""
+    f = sys._getframe(1)
+    name = "tiarray"
+    while f is not None:
+        mod = f.f_globals.get("__name__", "")
+        if mod == "tiarray" or mod.startswith("tiarray."):
+            name = f.f_code.co_name
+            if name.startswith("__") and name.endswith("__"):
+                name = f"TiArray.{name}"
+        else:
+            break
+        f = f.f_back
+    return f"{name}()" if not name.startswith("TiArray.") else name
+
+
+def _set_arg(ctx, kind, idx, v, g, spec):
     if kind == _P_ARRAY:
+        n = 1
+        for s in v[2]:
+            n *= s
+        if n > _MAX_ELEMENTS:
+            # Taichi indexes arrays with 32-bit ints: larger ones gave wrong sums and crashed
+            # scans; one rule for every kernel (checked only when an argument changes: no cost)
+            raise ValueError(
+                f"{_entry_point()}: an operand of {n} elements is too large: Taichi kernels index at "
+                "most 2**31 - 1 elements per array; split the array, or reduce it in parts"
+            )
         ctx.set_arg_external_array_with_shape(idx, v[0], v[1], v[2], g)
     elif kind == _P_FLOAT:
         ctx.set_arg_float(idx, v)
@@ -467,6 +585,8 @@ class Launcher:
         s._ctx = None
         s._last = None
         s.setters = [(p.kind, self._slots[i]) for i, p in enumerate(self.params) if p.kind != _P_TEMPLATE]
+        s.label = self.name
+        s.arg_names = [p.name for p in self.params if p.kind != _P_TEMPLATE]
         return s
 
     def check(self, array_sigs) -> None:

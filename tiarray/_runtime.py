@@ -140,6 +140,10 @@ def init(arch: str | None = None, **kwargs) -> Device:
         variable ``TIARRAY_ARCH``, then ``"cpu"``.
     **kwargs
         Passed on to ``ti.init`` (e.g. ``cpu_max_num_threads``, ``device_memory_GB``).
+        ``debug=True`` (or the environment variable ``TIARRAY_DEBUG=1``) is the checked
+        mode: Taichi checks every array access of every kernel, Operators' included, and
+        an out-of-bounds access raises ``IndexError`` naming the operator and the
+        argument (slower: for finding bugs; see the Errors section of :doc:`/operators`).
         ``offline_cache=True`` and ``fast_math=False`` (IEEE special values, as the
         array API requires) are the defaults.
 
@@ -181,6 +185,15 @@ def init(arch: str | None = None, **kwargs) -> Device:
         name = (arch or os.environ.get("TIARRAY_ARCH") or "cpu").lower()
         if name not in ("cpu", "x64", "arm64", "cuda", "gpu"):
             raise ValueError(f"tiarray.init(): argument 'arch' must be 'cpu' or 'cuda', got {arch!r}")
+        if kwargs.get("debug") is None:
+            kwargs["debug"] = os.environ.get("TIARRAY_DEBUG", "").strip().lower() in (
+                "1",
+                "true",
+                "yes",
+                "on",
+            )
+        if not kwargs["debug"]:
+            del kwargs["debug"]
         kwargs.setdefault("offline_cache", True)
         # IEEE semantics (NaN, infinities, signed zeros) as the array API requires: with
         # fast_math LLVM may assume there are none, and e.g. inf * 0 becomes 0.

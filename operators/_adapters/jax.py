@@ -212,12 +212,35 @@ def _make_specs(rec):
     else:
         rec.serial = False
     rec.spec = op._spec(res, arch, grad_mask=rec.grad_mask, serial=rec.serial)
-    rec.fast = _make_fast_fwd(rec, rec.spec, rec.serial) if mode == "fwd" and arch == "cpu" else None
+    # debug mode: every launch through spec.launch, which checks it (no inlined runner)
+    make = _make_checked_fwd if arch == "cpu" and _core.debug_mode() else _make_fast_fwd
+    rec.fast = make(rec, rec.spec, rec.serial) if mode == "fwd" and arch == "cpu" else None
     if rec.decide is not None:
         rec.specs = {srl: op._spec(res, arch, serial=srl) for srl in (False, True)}
-        rec.fasts = {srl: _make_fast_fwd(rec, rec.specs[srl], srl) for srl in (False, True)}
+        rec.fasts = {srl: make(rec, rec.specs[srl], srl) for srl in (False, True)}
     else:
         rec.specs = rec.fasts = None
+
+
+def _make_checked_fwd(rec, spec, serial: bool):
+    """The forward runner of debug mode: what ``_make_fast_fwd``'s runner does, through
+    ``spec.launch`` (which runs the kernel checked, on guarded copies)."""
+
+    def run(args, rets):
+        U64 = _U64
+        vals = []
+        for i, k in enumerate(rec.ins):
+            d = U64[(args[i] >> 3) + 3]
+            vals.append((d, k[1], k[2]) if k[0] else k[1][d >> k[2]])
+        n_out = len(rec.outs)
+        for j, (nb, shape) in enumerate(list(rec.outs) + list(rec.scratch[serial])):
+            d = U64[(rets[j] >> 3) + 3] or (1 if j >= n_out else 0)
+            if nb:
+                ctypes.memset(d, 0, nb)
+            vals.append((d, nb, shape))
+        spec.launch(vals)
+
+    return run
 
 
 def _host_inputs(rec, args):

@@ -10,7 +10,14 @@ from _subprocess_suite import TESTS, check, child_tests, run_isolated
 
 # child module -> the framework its cases need (None: NumPy only); the nox sessions select
 # the parent tests by the framework fixture they take
-MODULES = {"hostile_sizes": None}
+MODULES = {
+    "hostile_sizes": None,
+    "hostile_dlpack": None,
+    "hostile_torch": "torch",
+    "hostile_debug": None,
+    "hostile_debug_jax": "jax",
+}
+ENV = {"hostile_debug": {"TIARRAY_DEBUG": "1"}, "hostile_debug_jax": {"TIARRAY_DEBUG": "1"}}
 CASES = [
     pytest.param(m, name, marks=[getattr(pytest.mark, MODULES[m])] if MODULES[m] else [], id=f"{m}::{name}")
     for m in MODULES
@@ -25,7 +32,9 @@ def children(tmp_path_factory):
     def get(module):
         if module not in results:
             path = TESTS / "hostile" / f"{module}.py"
-            results[module] = run_isolated(path, tmp_path_factory.mktemp(module), timeout=1200)
+            results[module] = run_isolated(
+                path, tmp_path_factory.mktemp(module), env=ENV.get(module), timeout=1200
+            )
         return results[module]
 
     return get

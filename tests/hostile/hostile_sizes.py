@@ -51,3 +51,39 @@ def test_jitc_todense_refuses_a_matrix_past_2_31_elements(dist, transpose):
             f(*params, 0.1, 0, shape=shape, transpose=transpose)
     small = f(*params, 0.5, 3, shape=(5, 4), transpose=transpose)
     assert small.shape == ((4, 5) if transpose else (5, 4))
+
+
+# np.zeros of this size is calloc'ed: untouched pages cost no memory, and every case is
+# refused before a kernel reads them
+@pytest.fixture(scope="module")
+def big_bytes():
+    return ta.asarray(np.zeros(BIG + 5, np.uint8))
+
+
+REFUSED = {
+    "sum": lambda x: ta.sum(x),
+    "count_nonzero": lambda x: ta.count_nonzero(x),
+    "max": lambda x: ta.max(x),
+    "argmax": lambda x: ta.argmax(x),
+    "any": lambda x: ta.any(x),
+    "cumulative_sum": lambda x: ta.cumulative_sum(x),
+    "nonzero": lambda x: ta.nonzero(x),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_reductions_and_scans_refuse_arrays_taichi_cannot_index(big_bytes, name):
+    # sum gave 2013265935 for 2**31 + 5 ones' worth of memory; cumulative_sum and nonzero
+    # crashed the interpreter
+    with pytest.raises(ValueError, match=rf"{name}\(\): an operand of 2147483653 elements is too large"):
+        REFUSED[name](big_bytes)
+
+
+def test_a_large_broadcast_view_touches_one_element_and_is_reduced_exactly():
+    # the rule is about the memory a kernel indexes: a stride-0 view of 2**31 + 5 elements
+    # indexes one, and its reductions are right
+    x = ta.broadcast_to(ta.asarray(np.ones(1, np.uint8)), (BIG + 5,))
+    assert int(ta.sum(x)) == BIG + 5
+    assert int(ta.count_nonzero(x)) == BIG + 5
+    rows = ta.sum(ta.broadcast_to(ta.asarray(np.ones((1, 1), np.uint8)), (2, BIG + 5)), axis=1)
+    np.testing.assert_array_equal(np.asarray(rows), [BIG + 5, BIG + 5])

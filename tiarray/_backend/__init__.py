@@ -20,6 +20,7 @@ Program (the running runtime)
                           cost no more than an attribute read (it is on every launch path).
     ``start(arch, **kw)`` start the runtime on "cpu"/"x64"/"arm64"/"cuda"/"gpu".
     ``arch_name()``       'x64', 'arm64', 'cuda', ... of the running program.
+    ``debug_checks()``    whether the running program checks every array access (debug mode).
     ``cpu_max_num_threads()``  the running program's CPU thread limit (0 if none).
     ``sync()``            wait for every launched kernel.
     ``materialize()``     make the program ready to compile on this thread (XLA compiles

@@ -33,7 +33,7 @@ from taichi.types.utils import is_signed as _is_signed  # noqa: E402
 __all__ = [
     "NAME", "VERSION", "ti", "Ndarray",
     "ARRAY", "FLOAT", "INT", "UINT", "TEMPLATE",
-    "program", "start", "arch_name", "cpu_max_num_threads", "sync", "materialize", "compiling_for_gpu",
+    "program", "start", "arch_name", "debug_checks", "cpu_max_num_threads", "sync", "materialize", "compiling_for_gpu",
     "kernel_of", "kernel_function", "kernel_parameters", "param_info", "type_name", "tensor_type", "is_func",
     "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with",
     "ndarray_ptr", "ndarray_numpy_dtype", "alloc_bytes",
@@ -67,6 +67,12 @@ def start(arch: str, **kwargs) -> None:
 def arch_name() -> str:
     """The running program's arch: 'x64', 'arm64', 'cuda', ..."""
     return _core.arch_name(_impl.current_cfg().arch)
+
+
+def debug_checks() -> bool:
+    """Whether the running program checks array accesses (``ti.init(debug=True)``)."""
+    cfg = _impl.current_cfg()
+    return bool(getattr(cfg, "debug", False) or getattr(cfg, "check_out_of_bound", False))
 
 
 def cpu_max_num_threads() -> int:
