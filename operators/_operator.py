@@ -423,8 +423,11 @@ class Operator:
         self._adapter_state: dict = {}  # per framework: primitives, torch ops ...
         self._uid = next(_UIDS)
         _BY_UID[self._uid] = self
-        if _TRACE_HOOK[0] is None and "torch" in sys.modules:
-            _load_torch_adapter()
+        if _TRACE_HOOK[0] is None:
+            if "torch" in sys.modules:
+                _load_torch_adapter()
+            else:
+                _watch_for_torch()
 
     @staticmethod
     def _names_arg(what, value, names):
@@ -778,6 +781,50 @@ def _check_kernel_size(op: str, arg: str, s) -> None:
             f"{op}: argument '{arg}' has {s.size} elements (shape {s.shape}); a Taichi kernel's "
             f"array holds at most {_MAX_KERNEL_ELEMENTS} elements (2**31 - 1: Taichi's indices are 32-bit)"
         )
+
+
+class _TorchWatcher:
+    """A one-shot import hook: when torch is imported after the first Operator was made, the
+    torch adapter is loaded right after torch's own module ran. A first call under
+    torch.compile cannot load it (dynamo does not trace imports; with fullgraph=True that
+    call failed), and an eager call should not pay for it."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        import importlib.util
+
+        sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _ThenLoadAdapter(spec.loader)
+        return spec
+
+
+class _ThenLoadAdapter:
+    """Runs torch's loader, then loads the torch adapter (never failing torch's import)."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        try:
+            _load_torch_adapter()
+        except Exception:  # pragma: no cover - the first torch call loads it then
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+
+def _watch_for_torch() -> None:
+    if not any(isinstance(f, _TorchWatcher) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchWatcher())
 
 
 def _load_torch_adapter():

@@ -192,6 +192,26 @@ def test_an_eager_torch_operator_does_not_load_dynamo(torch, tmp_path):
     assert out == "[1.0, 1.0, 1.0] False"
 
 
+def test_an_operator_made_before_torch_is_compiled_on_its_first_call(torch, tmp_path):
+    # the torch adapter was loaded on the first eager call only: a first call under
+    # torch.compile(fullgraph=True) failed (dynamo does not trace the import)
+    out = _fresh(
+        "import sys, numpy as np, tiarray as ta\n"
+        "from tiarray._internal import ti\n"
+        "@ti.kernel\n"
+        "def k(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):\n"
+        "    for i in x:\n"
+        "        out[i] = x[i] * 2\n"
+        "op = ta.Operator('t_late_torch', kernel=k, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype))\n"
+        "import torch\n"
+        "print('torch._dynamo' in sys.modules)\n"
+        "f = torch.compile(lambda x: op(x) + 1, fullgraph=True, backend='aot_eager')\n"
+        "print(f(torch.arange(4.0)).tolist())\n",
+        tmp_path,
+    )
+    assert out.splitlines() == ["False", "[1.0, 3.0, 5.0, 7.0]"]
+
+
 def test_an_unknown_backend_is_a_clear_error():
     env = {**os.environ, "TIARRAY_BACKEND": "nope"}
     r = subprocess.run(

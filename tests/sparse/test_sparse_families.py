@@ -139,9 +139,6 @@ def test_torch_compile_smoke(torch, family):
     case = next(c for c in F64 if c.family == family)
     args = [torch.from_numpy(np.array(a)) if isinstance(a, np.ndarray) else a for a in case.args]
 
-    # one eager call first: an Operator made before torch was imported finds its torch adapter on
-    # its first eager torch call; under torch.compile that import cannot be traced (a limit of the
-    # core's adapter loading, the same for the CSR operators)
     eager = case.fn(*args, **case.kw)
 
     @torch.compile(fullgraph=True, backend="aot_eager")

@@ -281,7 +281,7 @@ def test_errors():
 def test_torch_compile_smoke(torch):
     args, kw, ref = make("csr_update_on_post", "float64", "bool", True)
     targs = [torch.from_numpy(np.array(a)) for a in args]
-    eager = sp.csr_update_on_post(*targs, **kw)  # first call eager: see test_sparse_families' smoke
+    eager = sp.csr_update_on_post(*targs, **kw)
 
     @torch.compile(fullgraph=True, backend="aot_eager")
     def f(*a):
