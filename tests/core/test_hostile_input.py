@@ -13,6 +13,7 @@ from _subprocess_suite import TESTS, check, child_tests, run_isolated
 MODULES = {
     "hostile_sizes": None,
     "hostile_dlpack": None,
+    "hostile_random": None,
     "hostile_torch": "torch",
     "hostile_debug": None,
     "hostile_debug_jax": "jax",
