@@ -239,6 +239,41 @@ def main():
             max(N // 1000, 2),
             scale=steps,
         )
+        # the spiking-network step (issue 16): event_csrmv(transpose=True) in a jitted scan,
+        # m = n = 4000, p = 0.02 (examples/ei_network_jax.py), with 0 and 8 active rows
+        import tiarray.operators as top
+
+        nn = 4000
+        ci, cp = (jnp.asarray(a) for a in top.fixed_prob_csr(nn, nn, 0.02, 1))
+        cw = jnp.float32(0.5)
+        active = jnp.zeros(nn, bool).at[jnp.arange(8) * 491].set(True)
+
+        def ev_loop(n_active):
+            def body(c, _):
+                e = active if n_active else c > 1e30  # the events depend on the carry in both
+                y = top.event_csrmv(cw, ci, cp, e & (c < 1e30), shape=(nn, nn), transpose=True)
+                return c + y, None
+
+            return jax.jit(lambda c: jax.lax.scan(body, c, None, length=steps)[0])
+
+        c0 = jnp.zeros(nn, jnp.float32)
+        for n_active in (0, 8):
+            ev = ev_loop(n_active)
+            B.add(
+                "jax",
+                f"scan({steps}) of event_csrmv(transpose=True), n={nn}, {n_active} active rows, per step",
+                lambda ev=ev: ev(c0).block_until_ready(),
+                max(N // 1000, 2),
+                scale=steps,
+            )
+        got = np.asarray(ev_loop(8)(c0))
+        ind_np, ptr_np = (np.asarray(a) for a in (ci, cp))
+        rows = np.flatnonzero(np.asarray(active))
+        want = np.zeros(nn)
+        for r in rows:
+            np.add.at(want, ind_np[ptr_np[r] : ptr_np[r + 1]], 0.5)
+        np.testing.assert_allclose(got, steps * want, rtol=1e-5)
+        _checked.append("scan of event_csrmv(transpose=True) (the dense sum of the active rows)")
         agree("axpy Operator, JAX eager", axpy(aj, xj, yj), ref)
         agree("jit(axpy Operator)", jf(aj, xj, yj), ref)
         # 1000 steps of c <- 2c + 1 overflow float32: compare the loop with the native loop

@@ -289,3 +289,42 @@ def test_csr_transpose(homo, index_dtype):
         sp.csrmv(wt, it, pt, x, shape=(n, m)),
         rtol=1e-12,
     )
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("ekind", ["bool", "float32", "float64"])
+@pytest.mark.parametrize("m", [1, 63, 64, 65, 130, 1000])
+def test_transposed_event_scan_around_block_edges(m, ekind, mode):
+    # the CPU scatter tests 64 events at a time before visiting their rows: single events at
+    # every block edge, in a tail shorter than a block, and none at all must all be found
+    rng = np.random.default_rng(m)
+    n = 17
+    w, idx, ptr, dense = random_csr(m, n, 0.3, rng, wdtype=np.float64, duplicates=False)
+    dt = bool if ekind == "bool" else np.dtype(ekind)
+    edges = sorted({k for b in range(0, m + 64, 64) for k in (b - 1, b, b + 1) if 0 <= k < m})
+    cases = [[]] + [[k] for k in edges] + [edges, [m - 1]]
+    for active in cases:
+        e = np.zeros(m, dt)
+        e[active] = True if ekind == "bool" else 1.5
+        with parallel_mode(mode):
+            got = sp.event_csrmv(w, idx, ptr, e, shape=(m, n), transpose=True)
+            got_mv = sp.csrmv(w, idx, ptr, e.astype(np.float64), shape=(m, n), transpose=True)
+        ref = dense.T @ e.astype(np.float64)
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0, err_msg=f"active rows {active}")
+        np.testing.assert_allclose(got_mv, ref, rtol=1e-12, atol=0, err_msg=f"active rows {active}")
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_transposed_scan_treats_signed_zero_as_zero(dt):
+    # a block of -0.0 is skipped like a block of +0.0 (the per-row test is vi != 0): the
+    # result is +0.0 everywhere, and one nonzero entry among them is still found
+    m, n = 200, 9
+    rng = np.random.default_rng(11)
+    w, idx, ptr, dense = random_csr(m, n, 0.3, rng, wdtype=np.float64, duplicates=False)
+    v = np.full(m, -0.0, dt)
+    got = sp.csrmv(w, idx, ptr, v, shape=(m, n), transpose=True)
+    assert not got.any() and not np.signbit(got).any()
+    row = int(np.argmax(np.diff(ptr)))  # a row with synapses
+    v[row] = 2.0
+    got = sp.csrmv(w, idx, ptr, v, shape=(m, n), transpose=True)
+    np.testing.assert_allclose(got, dense.T @ v.astype(np.float64), rtol=1e-12, atol=0)
