@@ -36,8 +36,8 @@ import numpy as np
 
 from . import _dtypes
 from ._array_object import TiArray, c_strides
+from ._elementwise_functions import multiply
 from ._linear_algebra_functions import (
-    _product,
     _promote,
     _same_device,
     matmul,
@@ -818,10 +818,12 @@ def outer(x1, x2, /) -> TiArray:
     _same_device(x1, x2, _name(func))
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"{_name(func)}(): arguments must be 1-D, got shapes {x1.shape} and {x2.shape}")
-    rd = _promote(x1, x2, _name(func))
+    _promote(x1, x2, _name(func))
+    # An element-wise product of broadcast views, not a GEMM with an inner size of 1: the
+    # GEMM accumulates from +0, so 0 * -1 came out +0.0 where x1[i] * x2[j] is -0.0.
     a = x1._view(x1._ptr, (x1._shape[0], 1), (x1._strides[0], 0))
     b = x2._view(x2._ptr, (1, x2._shape[0]), (0, x2._strides[0]))
-    return _product(a, b, (), x1._shape[0], x2._shape[0], 1, rd, func=_name(func))
+    return multiply(a, b)
 
 
 _CROSS_CT = {

@@ -312,6 +312,21 @@ def test_outer(data):
     assert_same(la.outer(t, u), np.outer(a, b), rtol=_tol(dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128])
+def test_outer_keeps_the_sign_of_zero_products(dtype):
+    """out[i, j] is the product x1[i] * x2[j] itself: 0 * -1 is -0.0 (a GEMM with inner
+    size 1 accumulates from +0 and loses it)."""
+    a = np.array([0.0, -0.0, 2.0, -3.5]).astype(dtype)
+    b = np.array([-1.0, 0.0, -0.0, 4.0, np.inf]).astype(dtype)
+    got = np.asarray(la.outer(ta.asarray(a), ta.asarray(b)))
+    with np.errstate(invalid="ignore"):
+        ref = np.multiply.outer(a, b)
+    np.testing.assert_array_equal(got, ref)
+    for g, r in ((got.real, ref.real), (got.imag, ref.imag)) if got.dtype.kind == "c" else ((got, ref),):
+        num = ~np.isnan(r)  # a NaN's sign bit is not specified
+        np.testing.assert_array_equal(np.signbit(g[num]), np.signbit(r[num]))
+
+
 @given(st.data())
 def test_cross(data):
     dtype = data.draw(st.sampled_from(NUMERIC_DTYPES))
