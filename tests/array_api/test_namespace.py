@@ -35,8 +35,8 @@ TIARRAY_EXTRAS = {
     "float16", "bfloat16",
 }  # fmt: skip
 
-# the named tuples the decompositions return (as NumPy's)
-LINALG_EXTRAS = {"EighResult", "QRResult", "SVDResult", "SlogdetResult"}
+# the named tuples the decompositions return (as NumPy's), and the 2025.12 additions
+LINALG_EXTRAS = {"EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "eig", "eigvals"}
 
 # The array object's attributes and methods (the standard's "Array object" page)
 ARRAY_ATTRIBUTES = ["dtype", "device", "mT", "ndim", "shape", "size", "T"]
