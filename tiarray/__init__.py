@@ -110,7 +110,7 @@ __all__ = [
 
 # --- statistical, searching, sorting, set and utility functions (api-reductions) -------
 from ._searching_functions import argmax, argmin, count_nonzero, nonzero, searchsorted
-from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
+from ._set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._sorting_functions import argsort, sort
 from ._statistical_functions import (
     cumulative_prod,
@@ -134,7 +134,7 @@ __all__ += [
     # sorting
     "argsort", "sort",
     # set
-    "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     # utility
     "all", "any", "diff",
     "AxisError",
