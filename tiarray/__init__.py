@@ -147,6 +147,7 @@ from ._indexing_functions import take, take_along_axis  # noqa: E402
 from ._linear_algebra_functions import matmul, matrix_transpose, tensordot, vecdot  # noqa: E402
 from ._manipulation_functions import (  # noqa: E402
     broadcast_arrays,
+    broadcast_shapes,
     broadcast_to,
     concat,
     expand_dims,
@@ -166,7 +167,7 @@ __all__ += [
     "fft", "linalg",
     "take", "take_along_axis",
     "matmul", "matrix_transpose", "tensordot", "vecdot",
-    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
     "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
 ]  # fmt: skip
 # ---- end api-manipulation ----

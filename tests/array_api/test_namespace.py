@@ -33,7 +33,7 @@ TIARRAY_EXTRAS = {
     "Launcher", "KernelSignatureError", "set_serial_threshold",
     "Operator", "ShapeDtype", "UndefinedPrimal",
     "float16", "bfloat16",
-    "isin",  # 2025.12
+    "isin", "broadcast_shapes",  # 2025.12
 }  # fmt: skip
 
 # the named tuples the decompositions return (as NumPy's), and the 2025.12 additions
