@@ -13,7 +13,7 @@ import math
 import operator
 
 from . import _dtypes
-from ._array_object import TiArray, c_strides
+from ._array_object import TiArray, api_sequence, c_strides
 from ._validate import check_array, check_int, check_same_device, normalize_axes, normalize_axis
 from ._views import broadcast_shapes as _broadcast_shapes
 from ._views import broadcast_view, reshape_view
@@ -114,7 +114,7 @@ def _readonly_if_expanded(v: TiArray, x: TiArray) -> TiArray:
     return v
 
 
-def broadcast_arrays(*arrays) -> list:
+def broadcast_arrays(*arrays) -> tuple:
     """Broadcast arrays against each other (views: no data is copied).
 
     Parameters
@@ -124,9 +124,9 @@ def broadcast_arrays(*arrays) -> list:
 
     Returns
     -------
-    list of TiArray
-        One view per input, all of the broadcast shape (read-only where expanded); a list,
-        as the 2024.12 standard says.
+    tuple of TiArray
+        One view per input, all of the broadcast shape (read-only where expanded); a tuple,
+        as the 2025.12 standard says (a list under ``TIARRAY_ARRAY_API_VERSION=2024.12``).
 
     Raises
     ------
@@ -145,7 +145,7 @@ def broadcast_arrays(*arrays) -> list:
         check_array(a, func, f"arrays[{i}]")
     check_same_device(list(arrays), func)
     shape = _broadcast_shapes(*(a._shape for a in arrays), func=func)
-    return [_readonly_if_expanded(broadcast_view(a, shape, func=func), a) for a in arrays]
+    return api_sequence(_readonly_if_expanded(broadcast_view(a, shape, func=func), a) for a in arrays)
 
 
 def broadcast_shapes(*shapes) -> tuple:
