@@ -1,7 +1,8 @@
 """tiarray: Taichi as a first-class citizen of the array ecosystem.
 
 - :class:`TiArray`, an array that shares memory with NumPy, PyTorch, JAX and CuPy through
-  DLPack in both directions, and implements the Python array API standard (2024.12);
+  DLPack in both directions, and implements the Python array API standard (2025.12, or
+  2024.12 with ``TIARRAY_ARRAY_API_VERSION=2024.12``);
 - :class:`Operator`, a Taichi kernel registered once and called on any framework's
   arrays, composing with ``jax.jit``/``vmap``/``grad`` and ``torch.autograd``/``compile``;
 - :mod:`tiarray.operators`, event-driven and sparse operators built on it.
@@ -12,9 +13,9 @@ from __future__ import annotations
 import sys as _sys
 
 __version__ = "0.1.0"
-__array_api_version__ = "2024.12"
 
 from . import _backend  # noqa: F401, I001  (sets Taichi's environment before it is imported)
+from ._array_object import API_VERSION as __array_api_version__
 from ._runtime import Device, init, is_initialized
 from . import _threads  # noqa: F401  (prepares Taichi's CPU workers for each program)
 from . import _indexing, _interchange  # noqa: F401  (attach TiArray's indexing, __dlpack__, to_device)
@@ -110,7 +111,7 @@ __all__ = [
 
 # --- statistical, searching, sorting, set and utility functions (api-reductions) -------
 from ._searching_functions import argmax, argmin, count_nonzero, nonzero, searchsorted
-from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
+from ._set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._sorting_functions import argsort, sort
 from ._statistical_functions import (
     cumulative_prod,
@@ -134,7 +135,7 @@ __all__ += [
     # sorting
     "argsort", "sort",
     # set
-    "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     # utility
     "all", "any", "diff",
     "AxisError",
@@ -147,6 +148,7 @@ from ._indexing_functions import take, take_along_axis  # noqa: E402
 from ._linear_algebra_functions import matmul, matrix_transpose, tensordot, vecdot  # noqa: E402
 from ._manipulation_functions import (  # noqa: E402
     broadcast_arrays,
+    broadcast_shapes,
     broadcast_to,
     concat,
     expand_dims,
@@ -166,7 +168,7 @@ __all__ += [
     "fft", "linalg",
     "take", "take_along_axis",
     "matmul", "matrix_transpose", "tensordot", "vecdot",
-    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
     "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
 ]  # fmt: skip
 # ---- end api-manipulation ----

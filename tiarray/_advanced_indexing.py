@@ -175,12 +175,16 @@ def _plan(x: TiArray, key, func: str) -> _Plan:
             k = v.ndim
             want = x._shape[ax : ax + k]
             if v._shape != want:
+                # a mask axis must have the array's size or be 0 (the standard's rule): a
+                # size-0 axis selects nothing, so the view takes the mask's (empty) shape
                 for j, (a, b) in enumerate(zip(want, v._shape)):
-                    if a != b:
+                    if a != b and b != 0:
                         raise IndexError(
                             f"{func}: boolean index did not match the indexed array along "
-                            f"axis {ax + j}; the axis has size {a} but the boolean index has size {b}"
+                            f"axis {ax + j}; the axis has size {a} but the boolean index has size {b} "
+                            "(expected the axis size or 0)"
                         )
+                want = v._shape
             masks.append((v, len(vshape), ax))
             vshape.extend(want)
             vstrides.extend(x._strides[ax : ax + k])

@@ -13,6 +13,7 @@ TiArray never subclasses a framework's array and is never constructed directly: 
 from __future__ import annotations
 
 import operator
+import os
 
 import numpy as np
 
@@ -21,7 +22,31 @@ from ._runtime import Device
 
 __all__ = ["TiArray", "MemoryKeeper"]
 
-_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+# The versions whose differences tiarray implements: 2025.12 returns tuples where 2024.12
+# returned lists (meshgrid, broadcast_arrays, __array_namespace_info__().devices()).
+_SELECTABLE_VERSIONS = ("2024.12", "2025.12")
+
+
+def _api_version_from_env() -> str:
+    """The array API version of this process: ``TIARRAY_ARRAY_API_VERSION``, default 2025.12."""
+    v = os.environ.get("TIARRAY_ARRAY_API_VERSION", "").strip() or "2025.12"
+    if v not in _SELECTABLE_VERSIONS:
+        raise ValueError(
+            f"tiarray: environment variable TIARRAY_ARRAY_API_VERSION must be one of "
+            f"{', '.join(_SELECTABLE_VERSIONS)}, got {v!r}"
+        )
+    return v
+
+
+#: The array API version tiarray implements in this process (``tiarray.__array_api_version__``).
+API_VERSION = _api_version_from_env()
+
+
+def api_sequence(items) -> list | tuple:
+    """``items`` as the standard's sequence type of this version: a tuple from 2025.12 on, a
+    list before (``meshgrid``, ``broadcast_arrays``, ``Info.devices``)."""
+    return tuple(items) if API_VERSION >= "2025.12" else list(items)
 
 
 class _ArrayInterface:
@@ -257,12 +282,23 @@ class TiArray:
     # ------------------------------------------------------------------ protocols
 
     def __array_namespace__(self, /, *, api_version: str | None = None):
-        """The array API namespace of TiArrays: the ``tiarray`` module."""
-        if api_version is not None and api_version not in _API_VERSIONS:
-            raise ValueError(
-                f"TiArray.__array_namespace__(): unsupported api_version {api_version!r}; "
-                f"supported: {', '.join(_API_VERSIONS)}"
-            )
+        """The array API namespace of TiArrays: the ``tiarray`` module.
+
+        ``api_version`` may name any version up to the one this process implements
+        (``tiarray.__array_api_version__``, 2025.12 unless ``TIARRAY_ARRAY_API_VERSION``
+        says 2024.12); a later or unknown one is a ``ValueError``."""
+        if api_version is not None:
+            supported = tuple(v for v in _API_VERSIONS if v <= API_VERSION)
+            if api_version not in supported:
+                raise ValueError(
+                    f"TiArray.__array_namespace__(): unsupported api_version {api_version!r}; "
+                    f"supported: {', '.join(supported)}"
+                    + (
+                        f" (set TIARRAY_ARRAY_API_VERSION={api_version} before importing tiarray)"
+                        if api_version in _SELECTABLE_VERSIONS
+                        else ""
+                    )
+                )
         return _NAMESPACE[0]
 
     def __dlpack_device__(self) -> tuple:

@@ -8,7 +8,7 @@ import operator
 import numpy as np
 
 from . import _dtypes, _runtime
-from ._array_object import TiArray
+from ._array_object import TiArray, api_sequence
 from ._buffer import empty_owned
 from ._interchange import asarray, from_dlpack
 from ._kernels.copy import copy_into
@@ -634,7 +634,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None) -> TiArray:
     return out
 
 
-def meshgrid(*arrays, indexing="xy") -> list:
+def meshgrid(*arrays, indexing="xy") -> tuple:
     """Coordinate matrices from coordinate vectors.
 
     Parameters
@@ -646,10 +646,11 @@ def meshgrid(*arrays, indexing="xy") -> list:
 
     Returns
     -------
-    list of TiArray
+    tuple of TiArray
         One new array per input, all of shape ``(len(x1), len(x0), len(x2), ...)``
         (``"xy"``) or ``(len(x0), len(x1), ...)`` (``"ij"``); array ``i`` repeats input
-        ``i`` along the other axes.
+        ``i`` along the other axes. A tuple, as the 2025.12 standard says (a list under
+        ``TIARRAY_ARRAY_API_VERSION=2024.12``).
 
     Raises
     ------
@@ -681,7 +682,7 @@ def meshgrid(*arrays, indexing="xy") -> list:
             raise ValueError(f"{func}(): argument {i} must be one-dimensional, got shape {a.shape}")
         xs.append(a)
     if not xs:
-        return []
+        return api_sequence(())
     if len({a._dtype for a in xs}) > 1:
         raise TypeError(
             f"{func}(): the arrays must have one dtype, got {', '.join(a._dtype.name for a in xs)}"
@@ -708,7 +709,7 @@ def meshgrid(*arrays, indexing="xy") -> list:
         if out.size:
             strided_copy(out, v)
         outs.append(out)
-    return outs
+    return api_sequence(outs)
 
 
 def _tri(x, k, lower: bool, func: str) -> TiArray:

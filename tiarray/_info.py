@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from . import _dtypes, _runtime
+from ._array_object import api_sequence
 
 __all__ = ["__array_namespace_info__"]
 
 
 class Info:
-    """Inspection utilities of the tiarray namespace (array API 2024.12)."""
+    """Inspection utilities of the tiarray namespace (array API 2025.12)."""
 
     __module__ = "tiarray"
 
@@ -36,10 +37,11 @@ class Info:
                 out[d.name] = d
         return out
 
-    def devices(self) -> list:
-        """The devices arrays can live on and be computed on: the Taichi runtime's device."""
+    def devices(self) -> tuple:
+        """The devices arrays can live on and be computed on: the Taichi runtime's device (and
+        the CPU). A tuple (2025.12); a list under ``TIARRAY_ARRAY_API_VERSION=2024.12``."""
         dev = _runtime.current_device()
-        return [dev] if dev.kind == "cpu" else [_runtime.CPU, dev]
+        return api_sequence([dev] if dev.kind == "cpu" else [_runtime.CPU, dev])
 
 
 def __array_namespace_info__() -> Info:

@@ -13,12 +13,13 @@ import math
 import operator
 
 from . import _dtypes
-from ._array_object import TiArray, c_strides
-from ._validate import check_array, check_same_device, normalize_axes, normalize_axis
-from ._views import broadcast_shapes, broadcast_view, reshape_view
+from ._array_object import TiArray, api_sequence, c_strides
+from ._validate import check_array, check_int, check_same_device, normalize_axes, normalize_axis
+from ._views import broadcast_shapes as _broadcast_shapes
+from ._views import broadcast_view, reshape_view
 
 __all__ = [
-    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
     "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
 ]  # fmt: skip
 
@@ -113,7 +114,7 @@ def _readonly_if_expanded(v: TiArray, x: TiArray) -> TiArray:
     return v
 
 
-def broadcast_arrays(*arrays) -> list:
+def broadcast_arrays(*arrays) -> tuple:
     """Broadcast arrays against each other (views: no data is copied).
 
     Parameters
@@ -123,9 +124,9 @@ def broadcast_arrays(*arrays) -> list:
 
     Returns
     -------
-    list of TiArray
-        One view per input, all of the broadcast shape (read-only where expanded); a list,
-        as the 2024.12 standard says.
+    tuple of TiArray
+        One view per input, all of the broadcast shape (read-only where expanded); a tuple,
+        as the 2025.12 standard says (a list under ``TIARRAY_ARRAY_API_VERSION=2024.12``).
 
     Raises
     ------
@@ -143,8 +144,46 @@ def broadcast_arrays(*arrays) -> list:
     for i, a in enumerate(arrays):
         check_array(a, func, f"arrays[{i}]")
     check_same_device(list(arrays), func)
-    shape = broadcast_shapes(*(a._shape for a in arrays), func=func)
-    return [_readonly_if_expanded(broadcast_view(a, shape, func=func), a) for a in arrays]
+    shape = _broadcast_shapes(*(a._shape for a in arrays), func=func)
+    return api_sequence(_readonly_if_expanded(broadcast_view(a, shape, func=func), a) for a in arrays)
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape that arrays of ``shapes`` broadcast to (array API 2025.12).
+
+    Parameters
+    ----------
+    *shapes : tuple of int
+        Any number of shapes (tuples or lists of non-negative ints).
+
+    Returns
+    -------
+    tuple of int
+        The broadcast shape; ``()`` when no shape is given.
+
+    Raises
+    ------
+    TypeError
+        If a shape is not a sequence of ints.
+    ValueError
+        If a size is negative or the shapes cannot be broadcast together.
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> ta.broadcast_shapes((2, 1), (3,), (1, 1, 1))
+    (1, 2, 3)
+    """
+    func = "broadcast_shapes"
+    norm = []
+    for i, s in enumerate(shapes):
+        if not isinstance(s, (tuple, list)):
+            raise TypeError(f"{func}(): argument {i} must be a tuple of ints, got {type(s).__name__}")
+        t = tuple(check_int(d, func, f"shapes[{i}]") for d in s)
+        if any(d < 0 for d in t):
+            raise ValueError(f"{func}(): argument {i} must have non-negative sizes, got {t}")
+        norm.append(t)
+    return _broadcast_shapes(*norm, func=func)
 
 
 # ----------------------------------------------------------------------------- views

@@ -1,10 +1,10 @@
-"""The ``linalg`` extension of the array API standard (2024.12).
+"""The ``linalg`` extension of the array API standard (2025.12).
 
 Products, norms, ``trace``, ``diagonal``, ``outer``, ``cross``, ``matrix_power`` and
 ``matrix_transpose`` are computed by tiarray's Taichi kernels, on the array's device.
 
-The decompositions and solvers (``cholesky``, ``qr``, ``svd``, ``svdvals``, ``eigh``,
-``eigvalsh``, ``solve``, ``inv``, ``det``, ``slogdet``, ``pinv``, ``matrix_rank``, and the
+The decompositions and solvers (``cholesky``, ``qr``, ``svd``, ``svdvals``, ``eig``,
+``eigvals``, ``eigh``, ``eigvalsh``, ``solve``, ``inv``, ``det``, ``slogdet``, ``pinv``, ``matrix_rank``, and the
 ``'nuc'``, ``2`` and ``-2`` matrix norms, which need singular values) call LAPACK through
 NumPy on a NumPy view of the array's memory (no copy of the input); their results are
 copied into new TiArrays.
@@ -36,8 +36,8 @@ import numpy as np
 
 from . import _dtypes
 from ._array_object import TiArray, c_strides
+from ._elementwise_functions import multiply
 from ._linear_algebra_functions import (
-    _product,
     _promote,
     _same_device,
     matmul,
@@ -49,11 +49,18 @@ from ._validate import AxisError, check_array, normalize_axes
 from ._views import broadcast_shapes, broadcast_view
 
 __all__ = [
-    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
     "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
-    "EighResult", "QRResult", "SlogdetResult", "SVDResult",
+    "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
 ]  # fmt: skip
+
+
+class EigResult(NamedTuple):
+    """The result of :func:`eig`: ``(eigenvalues, eigenvectors)``."""
+
+    eigenvalues: TiArray
+    eigenvectors: TiArray
 
 
 class EighResult(NamedTuple):
@@ -386,6 +393,95 @@ def solve(x1, x2, /) -> TiArray:
                 np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
             )
     return _out(r, rd)
+
+
+def _complex_dtype(x: TiArray) -> _dtypes.DType:
+    """The complex dtype of ``x``'s precision (half precision: complex64)."""
+    return x._dtype if x._dtype.kind == "c" else _dtypes._COMPLEX_OF_FLOAT[x._dtype]
+
+
+def eig(x, /) -> EigResult:
+    """Eigenvalues and eigenvectors of general square matrices (LAPACK ``geev``, CPU only).
+
+    Parameters
+    ----------
+    x : TiArray
+        Shape ``(..., M, M)``, floating-point (real or complex), finite.
+
+    Returns
+    -------
+    EigResult
+        ``eigenvalues`` of shape ``(..., M)`` and ``eigenvectors`` of shape ``(..., M, M)``
+        (column ``i`` belongs to eigenvalue ``i``, normalized to unit length), both of the
+        complex dtype of ``x``'s precision (``complex64`` for ``float32`` and half
+        precision, ``complex128`` for ``float64``), also when every eigenvalue is real.
+        The order is LAPACK's (unspecified by the standard).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not floating-point.
+    ValueError
+        If ``x`` is not a stack of square matrices; ``numpy.linalg.LinAlgError`` (a
+        ``ValueError``) if it holds infinities or NaNs or the iteration does not converge.
+    NotImplementedError
+        If ``x`` is not in CPU memory.
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> w, v = ta.linalg.eig(ta.asarray([[0.0, -1.0], [1.0, 0.0]]))
+    >>> w.tolist()
+    [1j, -1j]
+    >>> w.dtype, v.shape
+    (tiarray.complex128, (2, 2))
+    """
+    func = "eig"
+    x = check_array(x, _name(func))
+    _floating(x, func)
+    _matrix(x, func, square=True)
+    cd = _complex_dtype(x)
+    with _linalg_errors(func):
+        w, v = np.linalg.eig(_lapack_in(x, func))
+    return EigResult(_out(w, cd), _out(v, cd))
+
+
+def eigvals(x, /) -> TiArray:
+    """Eigenvalues of general square matrices (LAPACK ``geev``, CPU only).
+
+    Parameters
+    ----------
+    x : TiArray
+        Shape ``(..., M, M)``, floating-point (real or complex), finite.
+
+    Returns
+    -------
+    TiArray
+        Shape ``(..., M)``, the complex dtype of ``x``'s precision (see :func:`eig`), in
+        LAPACK's order.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not floating-point.
+    ValueError
+        If ``x`` is not a stack of square matrices; ``numpy.linalg.LinAlgError`` (a
+        ``ValueError``) if it holds infinities or NaNs or the iteration does not converge.
+    NotImplementedError
+        If ``x`` is not in CPU memory.
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> ta.linalg.eigvals(ta.asarray([[2.0, 1.0], [0.0, 3.0]])).tolist()
+    [(2+0j), (3+0j)]
+    """
+    func = "eigvals"
+    x = check_array(x, _name(func))
+    _floating(x, func)
+    _matrix(x, func, square=True)
+    with _linalg_errors(func):
+        return _out(np.linalg.eigvals(_lapack_in(x, func)), _complex_dtype(x))
 
 
 def eigh(x, /) -> EighResult:
@@ -818,10 +914,12 @@ def outer(x1, x2, /) -> TiArray:
     _same_device(x1, x2, _name(func))
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"{_name(func)}(): arguments must be 1-D, got shapes {x1.shape} and {x2.shape}")
-    rd = _promote(x1, x2, _name(func))
+    _promote(x1, x2, _name(func))
+    # An element-wise product of broadcast views, not a GEMM with an inner size of 1: the
+    # GEMM accumulates from +0, so 0 * -1 came out +0.0 where x1[i] * x2[j] is -0.0.
     a = x1._view(x1._ptr, (x1._shape[0], 1), (x1._strides[0], 0))
     b = x2._view(x2._ptr, (1, x2._shape[0]), (0, x2._strides[0]))
-    return _product(a, b, (), x1._shape[0], x2._shape[0], 1, rd, func=_name(func))
+    return multiply(a, b)
 
 
 _CROSS_CT = {

@@ -25,9 +25,10 @@ def test_namespace():
     t = ta.zeros(2)
     assert t.__array_namespace__() is ta
     assert t.__array_namespace__(api_version="2024.12") is ta
+    assert t.__array_namespace__(api_version="2025.12") is ta
     with pytest.raises(ValueError, match="api_version"):
         t.__array_namespace__(api_version="2099.01")
-    assert ta.__array_api_version__ == "2024.12"
+    assert ta.__array_api_version__ == "2025.12"
 
 
 def test_scalar_conversions():

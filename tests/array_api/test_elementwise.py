@@ -355,6 +355,13 @@ def _c(a, b):
 # (function, input, expected) from the standard's special-case lists; None: sign unspecified
 _COMPLEX_SPEC_CASES = [
     ("expm1", _c(0.0, 0.0), _c(0.0, 0.0)),
+    ("expm1", _c(-0.0, 0.0), _c(0.0, 0.0)),  # +0 real part: not the real expm1(-0) = -0
+    ("expm1", _c(-0.0, -0.0), _c(0.0, -0.0)),  # the conjugate of the case above
+    ("acosh", _c(1.0, math.nan), _c(math.nan, math.nan)),
+    ("tanh", _c(math.inf, 2.0), _c(1.0, 0.0)),  # +0 although sin(2 * 2) < 0 (C99's sign)
+    ("tanh", _c(math.inf, 0.5), _c(1.0, 0.0)),
+    ("tanh", _c(math.inf, -2.0), _c(1.0, -0.0)),  # tanh(conj(z)) = conj(tanh(z))
+    ("tanh", _c(-math.inf, 2.0), _c(-1.0, 0.0)),  # tanh(-z) = -tanh(z)
     ("expm1", _c(math.inf, 0.0), _c(math.inf, 0.0)),
     ("expm1", _c(-math.inf, 1.0), _c(-1.0 + 0.0 * math.cos(1.0), 0.0 * math.sin(1.0))),
     ("expm1", _c(1.0, math.inf), _c(math.nan, math.nan)),
@@ -385,6 +392,16 @@ def test_complex_special_cases_from_the_standard(name, z, expected, dtype):
             assert g == pytest.approx(e, rel=1e-6, abs=1e-12), (name, z, got)
             if e == 0:
                 assert math.copysign(1, g) == math.copysign(1, e), (name, z, got)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("re", [0.0, -0.0])
+def test_acosh_of_zero_plus_nan_j(re, dtype):
+    """The standard: acosh(+0 + NaN j) = NaN +- pi/2 j (the sign of the imaginary part is
+    unspecified); FreeBSD's and glibc's cacosh give NaN + NaN j."""
+    got = complex(np.asarray(ta.acosh(ta.asarray(np.array([_c(re, math.nan)], dtype=NP[dtype]))))[0])
+    assert math.isnan(got.real)
+    assert abs(got.imag) == pytest.approx(math.pi / 2, rel=1e-6), got
 
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])

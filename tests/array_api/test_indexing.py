@@ -145,6 +145,28 @@ def test_getitem_boolean_mask(data):
     assert_same(t[ta.asarray(mask)] if start == 0 else t[key[:-1] + (ta.asarray(mask),)], a[key])
 
 
+@pytest.mark.parametrize(
+    "shape, mshape",
+    [((1,), (0,)), ((3,), (0,)), ((3, 4), (0,)), ((3, 4), (0, 4)), ((3, 4), (3, 0)), ((1, 2, 5), (0, 0))],
+)
+def test_boolean_mask_with_a_size_0_axis_selects_nothing(shape, mshape):
+    """The standard: each mask axis has the array's size *or 0* (an IndexError otherwise);
+    the reference is array-api-strict."""
+    import array_api_strict as xps
+
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    m = np.zeros(mshape, dtype=bool)
+    ref = xps.asarray(a)[xps.asarray(m)]
+    t = ta.asarray(a.copy())
+    got = t[ta.asarray(m)]
+    assert got.shape == ref.shape and got.dtype == ta.float64
+    t[ta.asarray(m)] = -1.0  # selects nothing: writes nothing
+    np.testing.assert_array_equal(np.asarray(t), a)
+    bad = tuple(d + 1 for d in shape[: len(mshape)])
+    with pytest.raises(IndexError, match="the axis size or 0"):
+        t[ta.asarray(np.zeros(bad, dtype=bool))]
+
+
 def test_getitem_zero_d_booleans_and_python_bools():
     a = np.arange(24.0).reshape(2, 3, 4)
     t = ta.asarray(a)

@@ -312,6 +312,21 @@ def test_outer(data):
     assert_same(la.outer(t, u), np.outer(a, b), rtol=_tol(dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128])
+def test_outer_keeps_the_sign_of_zero_products(dtype):
+    """out[i, j] is the product x1[i] * x2[j] itself: 0 * -1 is -0.0 (a GEMM with inner
+    size 1 accumulates from +0 and loses it)."""
+    a = np.array([0.0, -0.0, 2.0, -3.5]).astype(dtype)
+    b = np.array([-1.0, 0.0, -0.0, 4.0, np.inf]).astype(dtype)
+    got = np.asarray(la.outer(ta.asarray(a), ta.asarray(b)))
+    with np.errstate(invalid="ignore"):
+        ref = np.multiply.outer(a, b)
+    np.testing.assert_array_equal(got, ref)
+    for g, r in ((got.real, ref.real), (got.imag, ref.imag)) if got.dtype.kind == "c" else ((got, ref),):
+        num = ~np.isnan(r)  # a NaN's sign bit is not specified
+        np.testing.assert_array_equal(np.signbit(g[num]), np.signbit(r[num]))
+
+
 @given(st.data())
 def test_cross(data):
     dtype = data.draw(st.sampled_from(NUMERIC_DTYPES))
@@ -410,6 +425,53 @@ def test_decompositions(dtype):
     assert_same(la.matrix_rank(tg), np.linalg.matrix_rank(g).astype(np.int64))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128])
+def test_eig_and_eigvals_of_general_matrices(dtype):
+    """eig/eigvals (2025.12): complex results of the input's precision, A v = v diag(w)
+    per matrix of a stack, eigenvalues those of NumPy's eigvals in float64/complex128."""
+    rng = np.random.default_rng(11)
+    n = 5
+    a = fill(rng, (3, n, n), dtype)
+    a[1] = np.triu(a[1])  # real eigenvalues: still a complex result
+    cd = np.complex128 if dtype in (np.float64, np.complex128) else np.complex64
+    w, v = la.eig(ta.asarray(a))
+    assert isinstance(la.eig(ta.asarray(a)), la.EigResult)
+    assert w.dtype == ta.asarray(np.zeros(0, cd)).dtype and v.dtype == w.dtype
+    assert w.shape == (3, n) and v.shape == (3, n, n)
+    wn, vn = np.asarray(w).astype(np.complex128), np.asarray(v).astype(np.complex128)
+    a64 = a.astype(np.complex128)
+    eps = np.finfo(cd).eps if dtype is not np.float16 else np.finfo(np.float32).eps
+    for i in range(3):
+        # backward error of an eigenpair from a stable solver: |A v - w v| <= c n eps |A|
+        res = a64[i] @ vn[i] - vn[i] * wn[i][None, :]
+        assert np.abs(res).max() <= 50 * n * eps * np.abs(a64[i]).sum(axis=1).max()
+        np.testing.assert_allclose(np.linalg.norm(vn[i], axis=0), 1.0, rtol=50 * eps)
+        ref = np.linalg.eigvals(a64[i])
+        # the eigenvalues as a set (LAPACK's order is unspecified by the standard)
+        dist = np.abs(wn[i][:, None] - ref[None, :]).min(axis=1)
+        assert dist.max() <= 1e3 * n * eps * np.abs(a64[i]).sum(axis=1).max()
+    ev = la.eigvals(ta.asarray(a))
+    assert ev.dtype == w.dtype and ev.shape == (3, n)
+    np.testing.assert_allclose(np.asarray(ev), np.asarray(w), rtol=10 * eps, atol=10 * eps)
+    # one matrix at a time gives the stack's result (the suite's stack test)
+    np.testing.assert_array_equal(np.asarray(la.eigvals(ta.asarray(a[2]))), np.asarray(ev)[2])
+    rot = la.eig(ta.asarray(np.array([[0.0, -1.0], [1.0, 0.0]], dtype=dtype))).eigenvalues
+    np.testing.assert_allclose(
+        sorted(np.asarray(rot).tolist(), key=lambda z: z.imag), [-1j, 1j], atol=10 * eps
+    )
+    assert la.eig(ta.asarray(np.zeros((2, 0, 0), dtype))).eigenvalues.shape == (2, 0)
+
+
+def test_eig_errors():
+    for f in (la.eig, la.eigvals):
+        with pytest.raises(TypeError, match=f"linalg.{f.__name__}.*floating-point"):
+            f(ta.asarray([[1, 2], [3, 4]]))
+        with pytest.raises(ValueError, match="square"):
+            f(ta.zeros((2, 3)))
+        with pytest.raises(np.linalg.LinAlgError, match=f"linalg.{f.__name__}"):
+            f(ta.asarray([[np.nan, 0.0], [0.0, 1.0]]))
+
+
 def test_decompositions_read_strided_views_without_copy():
     rng = np.random.default_rng(8)
     spd = _spd(rng, (), 5, np.float64)
@@ -459,8 +521,8 @@ def _fake_cuda_array(shape, dtype=ta.float64):
     return TiArray._new(host.ptr, host.shape, host.strides, dtype, _runtime.Device("cuda", 0), host, False)
 
 
-@pytest.mark.parametrize("name", ["cholesky", "det", "eigh", "eigvalsh", "inv", "slogdet", "svd", "svdvals",
-                                  "pinv", "matrix_rank", "qr"])  # fmt: skip
+@pytest.mark.parametrize("name", ["cholesky", "det", "eig", "eigvals", "eigh", "eigvalsh", "inv", "slogdet", "svd",
+                                  "svdvals", "pinv", "matrix_rank", "qr"])  # fmt: skip
 def test_lapack_functions_refuse_cuda_arrays(name):
     x = _fake_cuda_array((2, 2))
     with pytest.raises(NotImplementedError, match=r"to_device\('cpu'\)"):

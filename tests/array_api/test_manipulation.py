@@ -61,7 +61,7 @@ def test_broadcast_arrays(data):
     b, u = data.draw(arrays(shape=shape))
     res = ta.broadcast_arrays(t, u)
     exp = np.broadcast_arrays(a, b)
-    assert isinstance(res, list) and len(res) == 2  # a list in 2024.12
+    assert type(res) is tuple and len(res) == 2  # a tuple in 2025.12 (a list in 2024.12)
     for r, e in zip(res, exp):
         assert_same(r, e)
     assert res[0].base is t.base and res[1].base is u.base
@@ -70,6 +70,30 @@ def test_broadcast_arrays(data):
 def test_broadcast_arrays_errors():
     with pytest.raises(ValueError, match="broadcast_arrays"):
         ta.broadcast_arrays(ta.zeros((2, 3)), ta.zeros((4,)))
+
+
+@given(st.lists(st.lists(st.integers(0, 3), max_size=4).map(tuple), max_size=5))
+def test_broadcast_shapes_matches_numpy(shapes):
+    """broadcast_shapes (2025.12) against numpy.broadcast_shapes, compatible or not."""
+    try:
+        want = np.broadcast_shapes(*shapes)
+    except ValueError:
+        with pytest.raises(ValueError, match="broadcast_shapes.*cannot be broadcast"):
+            ta.broadcast_shapes(*shapes)
+        return
+    got = ta.broadcast_shapes(*shapes)
+    assert type(got) is tuple and got == want
+    assert ta.broadcast_shapes(*map(list, shapes)) == want  # lists are shapes too
+
+
+def test_broadcast_shapes_errors():
+    assert ta.broadcast_shapes() == ()
+    with pytest.raises(TypeError, match=r"broadcast_shapes\(\): argument 0 must be a tuple of ints, got int"):
+        ta.broadcast_shapes(3)
+    with pytest.raises(TypeError, match="broadcast_shapes.*'shapes\\[1\\]' must be an int, got 2.0"):
+        ta.broadcast_shapes((1,), (2.0,))
+    with pytest.raises(ValueError, match="broadcast_shapes.*argument 0 must have non-negative sizes"):
+        ta.broadcast_shapes((-1, 2))
 
 
 # ----------------------------------------------------------------------------- views

@@ -1,14 +1,19 @@
-"""The namespace as a whole against the array API standard (2024.12).
+"""The namespace as a whole against the array API standard (2025.12).
 
 One completeness test for every section: the names of the main namespace, of the
 ``linalg`` and ``fft`` extensions, the TiArray attributes and methods, and
 ``__array_namespace_info__``. The reference is array-api-strict's namespace with its
-API version set to 2024.12 (names that array-api-strict gates behind a later version, such
-as ``isin``, are left out), so the lists are not copied by hand.
+API version set to tiarray's (2025.12; names that array-api-strict gates behind a later
+version are left out), so the lists are not copied by hand. A child process checks the
+2024.12 mode that ``TIARRAY_ARRAY_API_VERSION=2024.12`` selects.
 """
 
 import inspect
+import os
 import re
+import subprocess
+import sys
+import tempfile
 
 import array_api_strict as xps
 import numpy as np
@@ -36,7 +41,9 @@ TIARRAY_EXTRAS = {
 }  # fmt: skip
 
 # the named tuples the decompositions return (as NumPy's)
-LINALG_EXTRAS = {"EighResult", "QRResult", "SVDResult", "SlogdetResult"}
+LINALG_EXTRAS = {"EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult"}
+# 2025.12 functions that array-api-strict (2.6.1) defines but leaves out of linalg.__all__
+STRICT_LINALG_UNLISTED = {"eig", "eigvals"}
 
 # The array object's attributes and methods (the standard's "Array object" page)
 ARRAY_ATTRIBUTES = ["dtype", "device", "mT", "ndim", "shape", "size", "T"]
@@ -55,13 +62,16 @@ ARITHMETIC_OPERATORS = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow"
 @pytest.fixture(scope="module")
 def strict():
     old = xps.get_array_api_strict_flags()["api_version"]
-    xps.set_array_api_strict_flags(api_version="2024.12")
+    xps.set_array_api_strict_flags(api_version=VERSION)
     yield xps
     xps.set_array_api_strict_flags(api_version=old)
 
 
-def _in_2024_12(obj) -> bool:
-    """Whether array-api-strict (set to 2024.12) offers ``obj``: a function gated behind a
+VERSION = "2025.12"
+
+
+def _in_version(obj) -> bool:
+    """Whether array-api-strict (set to VERSION) offers ``obj``: a function gated behind a
     later version raises RuntimeError("... requires API version ...") before it looks at
     its arguments."""
     if not callable(obj) or isinstance(obj, type):
@@ -76,7 +86,7 @@ def _in_2024_12(obj) -> bool:
 
 
 def _reference(module) -> set:
-    return {n for n in module.__all__ if n not in STRICT_ONLY and _in_2024_12(getattr(module, n))}
+    return {n for n in module.__all__ if n not in STRICT_ONLY and _in_version(getattr(module, n))}
 
 
 def _missing_sections(obj) -> list:
@@ -89,13 +99,13 @@ def _missing_sections(obj) -> list:
     ]
 
 
-def test_the_reference_is_the_2024_12_list(strict):
+def test_the_reference_is_the_2025_12_list(strict):
     names = _reference(strict)
-    # added in 2023.12 and 2024.12
+    # added in 2023.12, 2024.12 and 2025.12
     assert {"nextafter", "reciprocal", "diff", "take_along_axis", "cumulative_prod", "count_nonzero",
-            "searchsorted", "hypot", "copysign", "signbit", "clip", "moveaxis", "tile", "unstack"} <= names  # fmt: skip
-    # added in 2025.12: not part of this version
-    assert "isin" not in names and "broadcast_shapes" not in names
+            "searchsorted", "hypot", "copysign", "signbit", "clip", "moveaxis", "tile", "unstack",
+            "isin", "broadcast_shapes"} <= names  # fmt: skip
+    assert all(callable(getattr(strict.linalg, n)) for n in STRICT_LINALG_UNLISTED)
     assert len(names) > 150
 
 
@@ -107,7 +117,7 @@ def test_main_namespace_is_complete(strict):
     assert not not_exported, f"standard names missing from tiarray.__all__: {not_exported}"
     extras = set(ta.__all__) - names
     assert extras == TIARRAY_EXTRAS, sorted(extras ^ TIARRAY_EXTRAS)
-    assert ta.__array_api_version__ == "2024.12"
+    assert ta.__array_api_version__ == VERSION == strict.__array_api_version__
     assert len(ta.__all__) == len(set(ta.__all__)), "duplicates in tiarray.__all__"
 
 
@@ -117,7 +127,9 @@ def test_every_standard_function_is_documented(strict):
         obj = getattr(ta, n)
         if callable(obj) and not isinstance(obj, (type, ta.DType)) and n != "__array_namespace_info__":
             funcs.append((n, obj))
-    funcs += [(f"linalg.{n}", getattr(ta.linalg, n)) for n in strict.linalg.__all__]
+    funcs += [
+        (f"linalg.{n}", getattr(ta.linalg, n)) for n in [*strict.linalg.__all__, *STRICT_LINALG_UNLISTED]
+    ]
     funcs += [(f"fft.{n}", getattr(ta.fft, n)) for n in strict.fft.__all__]
     bad = {n: miss for n, f in funcs if (miss := _missing_sections(f))}
     assert not bad, f"docstrings without numpy-style sections: {bad}"
@@ -129,7 +141,9 @@ def test_extensions_are_complete(strict, ext):
 
     mod = getattr(ta, ext)
     assert importlib.import_module(f"tiarray.{ext}") is mod
-    ref = {n for n in getattr(strict, ext).__all__ if _in_2024_12(getattr(getattr(strict, ext), n))}
+    ref = {n for n in getattr(strict, ext).__all__ if _in_version(getattr(getattr(strict, ext), n))}
+    if ext == "linalg":
+        ref |= STRICT_LINALG_UNLISTED
     extras = LINALG_EXTRAS if ext == "linalg" else set()
     assert ref and set(mod.__all__) == ref | extras, sorted(set(mod.__all__) ^ (ref | extras))
     for n in ref:
@@ -168,6 +182,7 @@ def test_namespace_info_matches_the_standard(strict):
     assert info.capabilities().keys() == ref.capabilities().keys()
     assert all(isinstance(v, bool) for k, v in info.capabilities().items() if k != "max dimensions")
     assert info.default_device() in info.devices()
+    assert type(info.devices()) is type(ref.devices()) is tuple  # a list before 2025.12
     dd = info.default_dtypes()
     assert dd.keys() == ref.default_dtypes().keys()
     assert dd == info.default_dtypes(device=info.default_device())
@@ -212,7 +227,10 @@ def test_signatures_match_the_standard(strict):
         (strict.linalg, ta.linalg, "linalg."),
         (strict.fft, ta.fft, "fft."),
     ):
-        for n in _reference(ref_mod) if ref_mod is strict else ref_mod.__all__:
+        names = _reference(ref_mod) if ref_mod is strict else ref_mod.__all__
+        if ref_mod is strict.linalg:
+            names = [*names, *sorted(STRICT_LINALG_UNLISTED)]
+        for n in names:
             ref = getattr(ref_mod, n)
             if not callable(ref) or isinstance(ref, type) or n == "__array_namespace_info__":
                 continue
@@ -220,3 +238,56 @@ def test_signatures_match_the_standard(strict):
             if want != got:
                 bad[prefix + n] = (want, got)
     assert not bad, bad
+
+
+# The 2024.12 mode in a child process (the version is read once, at import): the sequence
+# types of that version, against array-api-strict set to 2024.12.
+_CHILD_2024_12 = """
+import array_api_strict as xps
+import tiarray as ta
+
+xps.set_array_api_strict_flags(api_version="2024.12")
+assert ta.__array_api_version__ == "2024.12"
+a, b = ta.asarray([1, 2]), ta.asarray([[1], [2]])
+sa, sb = xps.asarray([1, 2]), xps.asarray([[1], [2]])
+assert type(ta.meshgrid(a, a)) is type(xps.meshgrid(sa, sa)) is list
+assert type(ta.meshgrid()) is type(xps.meshgrid()) is list
+assert type(ta.broadcast_arrays(a, b)) is type(xps.broadcast_arrays(sa, sb)) is list
+info, ref = ta.__array_namespace_info__(), xps.__array_namespace_info__()
+assert type(info.devices()) is type(ref.devices()) is list
+assert a.__array_namespace__(api_version="2024.12") is ta
+try:
+    a.__array_namespace__(api_version="2025.12")
+except ValueError as e:
+    assert "TIARRAY_ARRAY_API_VERSION=2025.12" in str(e), e
+else:
+    raise AssertionError("2025.12 accepted in the 2024.12 mode")
+print("ok")
+"""
+
+
+def _child(code: str, version: str):
+    env = dict(os.environ, TIARRAY_ARRAY_API_VERSION=version)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
+        cwd=tempfile.gettempdir(),
+    )  # fmt: skip
+
+
+def test_the_2024_12_mode_returns_lists():
+    proc = _child(_CHILD_2024_12, "2024.12")
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+def test_an_unknown_version_is_refused_at_import():
+    proc = _child("import tiarray", "2023.12")
+    assert proc.returncode != 0
+    assert "TIARRAY_ARRAY_API_VERSION must be one of 2024.12, 2025.12, got '2023.12'" in proc.stderr
+
+
+def test_the_2025_12_sequences_are_tuples(strict):
+    a = ta.asarray([1, 2])
+    assert type(ta.meshgrid(a, a)) is type(strict.meshgrid(strict.asarray([1]))) is tuple
+    assert ta.meshgrid() == ()
+    assert type(ta.broadcast_arrays(a, a)) is tuple
+    assert a.__array_namespace__(api_version="2025.12") is ta

@@ -980,7 +980,11 @@ def cexpm1(ct: ti.template(), z):
     r = z
     if isfinite(ct, x) and isfinite(ct, y) and fabs(ct, x) < ct(1.0) and fabs(ct, y) < ct(1.0):
         if y == ct(0.0):
-            r = cx(ct, expm1(ct, x), y)
+            # expm1(+-0 + 0j) is +0 + 0j (array API), unlike the real expm1(-0) = -0
+            rx = expm1(ct, x)
+            if x == ct(0.0):
+                rx = ct(0.0)
+            r = cx(ct, rx, y)
         else:
             s = ti.sin(ct(0.5) * y)
             r = cx(ct, expm1(ct, x) * ti.cos(y) - ct(2.0) * s * s, ti.exp(x) * ti.sin(y))
@@ -1094,10 +1098,10 @@ def ctanh(ct: ti.template(), z):
             if not (y == ct(0.0)):
                 r = cx(ct, nan(ct), nan(ct))
         else:
-            s = y
-            if isfinite(ct, y):
-                s = ti.sin(y) * ti.cos(y)
-            r = cx(ct, copysign(ct, ct(1.0), x), copysign(ct, ct(0.0), s))
+            # tanh(+-inf + yj) = +-1 + 0j with the zero's sign of y (array API: "1 + 0j" for a
+            # positive finite y; C99's sign of sin(2y) gives -0 for y = 2); unspecified for
+            # an infinite or NaN y
+            r = cx(ct, copysign(ct, ct(1.0), x), copysign(ct, ct(0.0), y))
     elif not isfinite(ct, y):
         if x == ct(0.0):
             r = cx(ct, x, nan(ct))
@@ -1332,6 +1336,8 @@ def cacosh(ct: ti.template(), z):
         r = cx(ct, ry, rx)
     elif isnan(ct, rx):
         r = cx(ct, fabs(ct, ry), rx)
+    elif isnan(ct, ry) and z[0] == ct(0.0):
+        r = cx(ct, ry, rx)  # acosh(+-0 + NaN j) = NaN + pi/2 j (array API; FreeBSD: NaN + NaN j)
     elif isnan(ct, ry):
         r = cx(ct, ry, ry)
     else:

@@ -15,7 +15,7 @@ from .._launch import IEEE, Launcher
 from .._views import collapse, real_view
 from ._strided import meta_arg, meta_array, span_arg
 from .reduce import dummy, flat_arg, float_bits, kernel_dtype, nonzero_bits, task_pad
-from .sort import sort_key
+from .sort import K_FLOAT, sort_key
 
 _CPU_CHUNK = 1 << 16
 _CUDA_CHUNK = 1 << 12
@@ -468,6 +468,82 @@ def searchsorted(out: TiArray, x1: TiArray, x2: TiArray, common: _dtypes.DType, 
         serial=_ss_launcher.use_serial(n2 * 8 * max(1, int(math.log2(max(M, 2)))))
     )  # fmt: skip
     spec.launch([flat_arg(out), s1, ss, s2, meta_arg(meta), M, n2])
+
+
+# ----------------------------------------------------------------------------- isin
+
+
+@ti.kernel
+def _isin(
+    out: ti.types.ndarray(dtype=ti.u8, ndim=1),
+    x1: ti.types.ndarray(ndim=1),
+    s: ti.types.ndarray(ndim=1),
+    meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
+    M: ti.i32,
+    n1: ti.i32,
+    invert: ti.template(),
+    kind: ti.template(),
+    vt: ti.template(),
+    kt: ti.template(),
+):
+    # meta = [x1_off, nd, shape[nd], strides[nd]]; s: the sorted, C-contiguous values of x2.
+    # Equality through the canonical sort keys of the common dtype: -0.0 == +0.0, and a NaN
+    # (the largest float key) is in nothing.
+    for t in range(n1):
+        nd = ti.cast(meta[1], ti.i32)
+        off = _decode(meta, t, nd)
+        v = sort_key(x1[ti.cast(off, ti.i32)], kind, vt, kt, False)
+        lo = 0
+        hi = M
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if sort_key(s[mid], kind, vt, kt, False) < v:
+                lo = mid + 1
+            else:
+                hi = mid
+        found = False
+        if lo < M:
+            found = sort_key(s[lo], kind, vt, kt, False) == v
+        if ti.static(kind == K_FLOAT):
+            if v == ~ti.cast(0, kt):
+                found = False
+        if ti.static(invert):
+            found = not found
+        r = ti.u8(0)
+        if found:
+            r = ti.u8(1)
+        out[t] = r
+
+
+_isin_launcher = Launcher(_isin, name="isin", compile_options=IEEE)
+
+
+def isin(out: TiArray, x1: TiArray, s: TiArray, common: _dtypes.DType, invert: bool) -> None:
+    """Whether each element of ``x1`` is in the sorted, C-contiguous 1-d ``s`` (both compared
+    in the real or bool dtype ``common``) into the C-contiguous bool ``out`` (shape of x1)."""
+    from .sort import key_kind
+
+    n1 = out.size
+    if n1 == 0:
+        return
+    kind, vt, kd = key_kind(common)
+    s1, o1 = span_arg(x1)
+    shape, (st1,) = collapse(x1._shape, x1._strides)
+    meta = meta_array(o1, len(shape), *shape, *st1)
+    M = s._shape[0]
+    sd = flat_arg(s) if M else flat_arg(dummy(_sig(common), x1._device))
+    spec = _isin_launcher.spec(
+        [(_dtypes.uint8, 1, False), (_sig(x1._dtype), 1, False), (_sig(common), 1, False),
+         (_dtypes.int64, 1, False)],
+        (bool(invert), kind, _dtypes.taichi_type(vt), _dtypes.taichi_type(kd)),
+        serial=_isin_launcher.use_serial(n1 * 8 * max(1, int(math.log2(max(M, 2)))))
+    )  # fmt: skip
+    spec.launch([flat_arg(out), s1, sd, meta_arg(meta), M, n1])
+
+
+def _sig(d: _dtypes.DType) -> _dtypes.DType:
+    """The element type a kernel parameter sees for real or bool data (bool: u8)."""
+    return _dtypes.uint8 if d is _dtypes.bool else d
 
 
 # ----------------------------------------------------------------------------- diff
