@@ -32,7 +32,9 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> TiArray:
     ----------
     obj : array-like
         A TiArray, NumPy array, torch tensor, JAX array, CuPy array, array-api-strict
-        array, ``ti.ndarray``, any object with ``__dlpack__``, an object with the buffer
+        array, ``ti.ndarray``, a Taichi field (``ti.field``, ``ti.Vector.field``,
+        ``ti.Matrix.field``: a view of its memory where its SNodes are dense, element
+        axes last), any object with ``__dlpack__``, an object with the buffer
         protocol, a Python scalar, or a nested sequence of those.
     dtype : DType, optional
         The dtype of the result; a different dtype than ``obj``'s needs a copy.
@@ -204,7 +206,8 @@ def from_dlpack(x, /, *, device=None, copy=None) -> TiArray:
     Parameters
     ----------
     x : object
-        Any DLPack producer: a NumPy array, torch tensor, JAX array, CuPy array, a TiArray...
+        Any DLPack producer: a NumPy array, torch tensor, JAX array, CuPy array, a TiArray...,
+        or a ``ti.ndarray`` or Taichi field (shared as :func:`asarray` shares them).
     device : Device or str, optional
         Where the result must live; another device than ``x``'s needs a copy.
     copy : bool, optional
@@ -232,12 +235,12 @@ def from_dlpack(x, /, *, device=None, copy=None) -> TiArray:
     if isinstance(x, TiArray):
         t = x
     else:
-        if not hasattr(x, "__dlpack__"):
+        fw = framework_of(x)
+        if not hasattr(x, "__dlpack__") and fw not in ("taichi", "taichi_field"):
             raise TypeError(
                 f"{func}(): argument 'x' must implement the DLPack protocol (__dlpack__), "
                 f"got {type(x).__name__}"
             )
-        fw = framework_of(x)
         if fw == "numpy":
             t = _import_numpy(x, func)  # same memory, without building a capsule
             if t is None:

@@ -52,6 +52,13 @@ Memory
     ``ndarray_ptr(nd)``, ``ndarray_numpy_dtype(nd)``  the data pointer and NumPy scalar type
                           of a backend ndarray; ``alloc_bytes(n)`` -> ``(owner, pointer)`` of
                           ``n`` zero-filled bytes of device memory.
+Fields
+    ``Field``             the backend's field class (``ti.field``, ``Vector.field``, ...).
+    ``field_layout(f)``   ``(address, shape, byte_strides, numpy_dtype)`` of a field whose
+                          memory is one strided array (element axes last), else a string
+                          naming its layout; RuntimeError for a field of a runtime reset
+                          or re-initialised since (its memory is freed).
+    ``field_to_numpy(f)`` a NumPy copy of any field (same RuntimeError).
 Compile time (called inside ``ti.static`` while a kernel compiles)
     ``element_type(arg)`` the element type of an ndarray argument.
     ``call_external(addr, args)``  a call of a C function (by address) in the kernel.

@@ -22,6 +22,9 @@ from taichi._lib import core as _core  # noqa: E402
 from taichi.lang import impl as _impl  # noqa: E402
 from taichi.lang import kernel_impl as _kernel_impl  # noqa: E402
 from taichi.lang._ndarray import Ndarray  # noqa: E402
+from taichi.lang.field import Field  # noqa: E402
+from taichi.lang.field import ScalarField as _ScalarField  # noqa: E402
+from taichi.lang.matrix import MatrixField as _MatrixField  # noqa: E402
 from taichi.lang.matrix import MatrixType as _MatrixType  # noqa: E402
 from taichi.lang.util import cook_dtype as _cook_dtype  # noqa: E402
 from taichi.lang.util import to_numpy_type as _to_numpy_type  # noqa: E402
@@ -37,6 +40,7 @@ __all__ = [
     "kernel_of", "kernel_function", "kernel_parameters", "param_info", "type_name", "tensor_type", "is_func",
     "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with",
     "ndarray_ptr", "ndarray_numpy_dtype", "alloc_bytes",
+    "Field", "field_layout", "field_to_numpy",
     "element_type", "call_external",
 ]  # fmt: skip
 
@@ -268,6 +272,177 @@ def alloc_bytes(nbytes: int) -> tuple:
     from the backend's allocator (a ``ti.ndarray`` of bytes)."""
     nd = ti.ndarray(ti.u8, nbytes)
     return nd, ndarray_ptr(nd)
+
+
+# ----------------------------------------------------------------------------- fields
+
+# A field's memory is freed by ``ti.reset()``/``ti.init()`` while the Python field object
+# lives on, and every C++ object it points to (its SNodes) is freed with it: reading a stale
+# field's layout would read freed memory. So each field member is tagged with the program
+# it was created under (``create_field_member`` makes every member of ``ti.field``,
+# ``Vector.field``, ``Matrix.field`` and ``Struct.field``); a member created before tiarray
+# was imported has no tag and is current only while the program of that time still runs.
+_PROG_AT_IMPORT = _impl.pytaichi.prog
+_create_field_member = _impl.create_field_member
+
+
+def _tagged_create_field_member(*args, **kwargs):
+    members = _create_field_member(*args, **kwargs)
+    members[0]._tiarray_prog = _impl.pytaichi.prog
+    return members
+
+
+_impl.create_field_member = _tagged_create_field_member
+
+
+def _field_is_current(f) -> bool:
+    prog = _impl.pytaichi.prog
+    tag = getattr(f.vars[0], "_tiarray_prog", _PROG_AT_IMPORT)
+    return prog is not None and tag is prog
+
+
+@ti.kernel
+def _addr_probe(f: _template(), ndim: _template(), out: _ndarray_type.ndarray(dtype=ti.u64, ndim=1)):
+    out[0] = ti.get_addr(f, ti.static([0] * ndim))
+
+
+_ROOT_BASES: dict = {}  # SNode tree id -> address of its root buffer, for _ROOT_BASES_PROG
+_ROOT_BASES_PROG = [None]
+
+
+def _describe(chain) -> str:
+    parts = ["root"]
+    for p in reversed(chain):
+        kind = str(p.type).rsplit(".", 1)[-1]
+        shape = [p.get_shape_along_axis(i) for i in range(p.num_active_indices())]
+        parts.append(f"{kind}{shape}" if kind != "place" else "place")
+    return " -> ".join(parts)
+
+
+def _member_layout(sf):
+    """``(address, shape, byte_strides)`` of one scalar field member, or a reason string."""
+    p = sf.vars[0].ptr.snode()
+    if p is None:
+        return "the field is not placed in an SNode tree yet"
+    chain = []  # place ... outermost, root excluded
+    while p is not None and str(p.type) != "SNodeType.root":
+        chain.append(p)
+        p = p.parent
+    if p is None:
+        return "the field's SNode tree has no root"
+    root = p
+    kinds = [str(q.type).rsplit(".", 1)[-1] for q in chain[1:]]
+    if any(k != "dense" for k in kinds):
+        return f"its layout {_describe(chain)} has {', '.join(sorted(set(kinds) - {'dense'}))} SNodes"
+    ndim = chain[0].num_active_indices()
+    shape = [chain[0].get_shape_along_axis(i) for i in range(ndim)]
+    strides = [0] * ndim
+    owner_level = [None] * ndim
+    offset = sum(q.offset_bytes_in_parent_cell for q in chain)
+    parent_cum: dict = {}
+    for level, q in enumerate(reversed(chain[1:])):  # outermost dense first
+        n = q.num_active_indices()
+        pos = q.get_physical_index_position()
+        axes = [pos[i] for i in range(n)]
+        cum = {a: q.get_shape_along_axis(i) for i, a in enumerate(axes)}
+        ext = {a: cum[a] // parent_cum.get(a, 1) for a in axes}
+        acc = q.cell_size_bytes
+        for a in reversed(axes):
+            if ext[a] > 1:
+                if owner_level[a] is not None:
+                    return (
+                        f"its layout {_describe(chain)} splits axis {a} over several dense levels "
+                        "(a blocked layout)"
+                    )
+                owner_level[a] = level
+                strides[a] = acc
+            acc *= ext[a]
+        parent_cum.update(cum)
+    tree = root.get_snode_tree_id()
+    if _ROOT_BASES_PROG[0] is not _impl.pytaichi.prog:
+        _ROOT_BASES.clear()
+        _ROOT_BASES_PROG[0] = _impl.pytaichi.prog
+    base = _ROOT_BASES.get(tree)
+    if base is None:
+        import numpy as np
+
+        out = np.zeros(1, np.uint64)
+        _addr_probe(sf, ndim, out)
+        base = _ROOT_BASES[tree] = int(out[0]) - offset
+    return base + offset, tuple(shape), tuple(strides)
+
+
+def field_layout(f):
+    """The memory of a field (``ti.field``, ``Vector.field``, ``Matrix.field``) as one
+    strided array: ``(address, shape, byte_strides, numpy_dtype)``, the element axes of a
+    vector/matrix field last; or a string saying why its memory is not one strided array
+    (pointer/bitmasked/dynamic/hash SNodes, blocked dense levels, members that do not lie at
+    one stride from each other). Raises RuntimeError for a field of a runtime that has been
+    reset or re-initialised since it was created (its memory is gone)."""
+    if not _field_is_current(f):
+        raise RuntimeError(
+            "the field belongs to a Taichi runtime that was reset or re-initialised (ti.reset() or "
+            "ti.init() since it was created); its memory has been freed"
+        )
+    # Fields created since the last kernel launch are laid out (their SNode tree is built)
+    # only when the runtime materializes again: every kernel launch does it, so does this.
+    _impl.get_runtime().materialize()
+    if isinstance(f, _MatrixField):
+        elem = (f.n,) if f.ndim == 1 else (f.n, f.m)
+        members = [f.get_scalar_field(*idx) for idx in _indices(elem)]
+    elif isinstance(f, _ScalarField):
+        elem = ()
+        members = [f]
+    else:
+        return f"{type(f).__name__} fields are not supported (only scalar, vector and matrix fields)"
+    dt = _to_numpy_type(members[0].dtype)
+    item = dt().itemsize
+    layouts = []
+    for sf in members:
+        lay = _member_layout(sf)
+        if isinstance(lay, str):
+            return lay
+        layouts.append(lay)
+    addr0, shape, strides = layouts[0]
+    if any(s % item for s in strides) or addr0 % item:
+        return "its elements are not aligned to their size"
+    elem_strides = []
+    for k, n in enumerate(elem):
+        unit = tuple(1 if j == k else 0 for j in range(len(elem)))
+        elem_strides.append(layouts[_flat(unit, elem)][0] - addr0 if n > 1 else 0)
+    for idx, (addr, shp, st) in zip(_indices(elem), layouts):
+        if shp != shape or st != strides:
+            return "its vector/matrix members lie in dense SNodes of different shapes (a mixed layout)"
+        if addr != addr0 + sum(i * s for i, s in zip(idx, elem_strides)):
+            return (
+                "its vector/matrix members do not lie at one stride from each other "
+                "(a mixed layout: members placed in different SNodes)"
+            )
+    if any(s % item for s in elem_strides):
+        return "its vector/matrix members are not aligned to their size"
+    return addr0, tuple(shape) + elem, tuple(strides) + tuple(elem_strides), dt
+
+
+def _indices(elem):
+    if not elem:
+        return [()]
+    if len(elem) == 1:
+        return [(i,) for i in range(elem[0])]
+    return [(i, j) for i in range(elem[0]) for j in range(elem[1])]
+
+
+def _flat(idx, elem) -> int:
+    return idx[0] * (elem[1] if len(elem) == 2 else 1) + (idx[1] if len(idx) == 2 else 0)
+
+
+def field_to_numpy(f):
+    """A NumPy copy of a field, whatever its layout (Taichi's own ``to_numpy``)."""
+    if not _field_is_current(f):
+        raise RuntimeError(
+            "the field belongs to a Taichi runtime that was reset or re-initialised (ti.reset() or "
+            "ti.init() since it was created); its memory has been freed"
+        )
+    return f.to_numpy()
 
 
 # ----------------------------------------------------------------------------- compile time
