@@ -10,9 +10,15 @@ kernels, so this module sits above them and attaches ``TiArray.__dlpack__`` and
 
 from __future__ import annotations
 
+import ast
+import inspect
+import sys
+import textwrap
+import weakref
+
 import numpy as np
 
-from . import _cuda, _dlpack, _dtypes, _runtime
+from . import _backend, _cuda, _dlpack, _dtypes, _runtime
 from ._array_object import TiArray
 from ._buffer import empty_owned
 from ._detect import framework_of
@@ -288,6 +294,124 @@ def export_dlpack(x: TiArray, *, stream, max_version, dl_device, copy):
         x._ptr, x._shape, x._strides, x._dtype, x._device.dlpack, x,
         readonly=x._readonly, versioned=versioned, copied=copied,
     )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- plain kernels
+
+_PLAIN_PARAMS = weakref.WeakKeyDictionary()  # kernel -> (name, [(param, is ndarray, may be written)])
+
+# Calls whose arguments are values (an element passed to them is read, not written).
+# Any other call may write an element or array passed to it: a ti.func parameter
+# without annotation is a reference, and the atomics write their first argument.
+_PURE_CALLS = frozenset(
+    "abs min max float int bool cast sqrt rsqrt exp log sin cos tan tanh asin acos atan2 floor ceil "
+    "round pow select isnan isinf erf sign u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64 length norm "
+    "dot cross normalized clamp".split()
+)
+
+
+def _call_name(call) -> str:
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return f.id if isinstance(f, ast.Name) else ""
+
+
+def _written_params(func, names) -> set:
+    """The parameters among ``names`` that the kernel ``func`` may write (read from its
+    source; every one of them if the source cannot be read)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return set(names)
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    written = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id in names) or node.id in written:
+            continue
+        top, meta = node, False
+        while isinstance(parents.get(top), (ast.Subscript, ast.Attribute)) and parents[top].value is top:
+            top = parents[top]
+            meta = meta or (isinstance(top, ast.Attribute) and top.attr == "shape")
+        up = parents.get(top)
+        if meta:
+            continue  # x.shape
+        if isinstance(getattr(top, "ctx", None), (ast.Store, ast.Del)):
+            written.add(node.id)
+        elif top is node:  # the bare array: only `for i in x` / `ti.grouped(x)` / `ti.ndrange(x)` read it
+            if not (
+                (isinstance(up, ast.For) and up.iter is top)
+                or (isinstance(up, ast.Call) and _call_name(up) in ("grouped", "ndrange", "static"))
+            ):
+                written.add(node.id)
+        elif isinstance(up, ast.Call) and top in up.args and _call_name(up) not in _PURE_CALLS:
+            written.add(node.id)
+    return written
+
+
+def _plain_params(kernel):
+    info = _PLAIN_PARAMS.get(kernel)
+    if info is None:
+        params = [
+            (n, _backend.param_info(a)[0] == _backend.ARRAY) for n, a in _backend.kernel_parameters(kernel)
+        ]
+        func = _backend.kernel_function(kernel)
+        written = _written_params(func, {n for n, is_array in params if is_array})
+        params = [(n, is_array, n in written) for n, is_array in params]
+        info = _PLAIN_PARAMS[kernel] = (func.__name__, params)
+    return info
+
+
+def plain_kernel_args(kernel, args: tuple) -> tuple:
+    """The arguments of a user's own ``@ti.kernel`` call with each TiArray at an
+    ``ndarray()`` parameter replaced by a view Taichi's launch path takes (NumPy on the
+    CPU, torch on CUDA): the same memory, no copy. A read-only TiArray is refused (a plain
+    kernel may write any ndarray argument), so is a strided one (Taichi's external arrays
+    have no strides, and a hidden copy would not be zero-copy)."""
+    if _runtime.program() is None:  # TiArrays given, Taichi not started yet: tiarray starts it
+        _runtime.ensure_init()
+    name, params = _plain_params(kernel)
+    out = list(args)
+    for i, a in enumerate(args):
+        if not isinstance(a, TiArray) or i >= len(params):
+            continue
+        pname, is_array, may_write = params[i]
+        if not is_array:
+            if a.ndim == 0:
+                out[i] = a.item()
+            continue
+        if a._readonly and may_write:
+            raise ValueError(
+                f"{name}(): argument '{pname}' is a read-only TiArray (a view of a JAX array or of a read-only "
+                f"NumPy array), and the kernel may write '{pname}' (it stores into it or passes it to a "
+                "function). Call the kernel through "
+                "tiarray.Operator(kernel, outs=[...]), which knows inputs from outputs and never writes an "
+                f"input, or pass a writable copy: tiarray.asarray({pname}, copy=True)"
+            )
+        if not a._is_c_contiguous():
+            raise ValueError(
+                f"{name}(): argument '{pname}' is a TiArray with strides {a._strides} (not C-contiguous); "
+                "Taichi's ndarray arguments have no strides. Pass a contiguous copy "
+                f"(tiarray.asarray({pname}, copy=True)), or call the kernel through tiarray.Operator"
+            )
+        if a._device.kind == "cpu":
+            out[i] = a._numpy_view()
+        else:
+            torch = sys.modules.get("torch")
+            if torch is None:
+                raise TypeError(
+                    f"{name}(): argument '{pname}' is a TiArray on {a._device}; Taichi's own kernel call takes "
+                    "GPU memory only as a torch tensor and torch is not imported. Call the kernel through "
+                    "tiarray.Operator, which takes any framework's GPU memory"
+                )
+            out[i] = torch.from_dlpack(a)
+    return tuple(out)
+
+
+_backend.set_kernel_arg_hook((TiArray,), plain_kernel_args)
 
 
 # ----------------------------------------------------------------------------- TiArray methods

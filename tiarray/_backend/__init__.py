@@ -59,6 +59,10 @@ Fields
                           naming its layout; RuntimeError for a field of a runtime reset
                           or re-initialised since (its memory is freed).
     ``field_to_numpy(f)`` a NumPy copy of any field (same RuntimeError).
+Plain kernels (a user's own ``kernel(*args)`` call through the backend's launch path)
+    ``set_kernel_arg_hook(types, convert)``  every call of a ``@ti.kernel`` whose
+                          arguments include an instance of ``types`` first passes its
+                          positional arguments through ``convert(kernel, args) -> args``.
 Compile time (called inside ``ti.static`` while a kernel compiles)
     ``element_type(arg)`` the element type of an ndarray argument.
     ``call_external(addr, args)``  a call of a C function (by address) in the kernel.

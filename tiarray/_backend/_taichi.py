@@ -40,7 +40,7 @@ __all__ = [
     "kernel_of", "kernel_function", "kernel_parameters", "param_info", "type_name", "tensor_type", "is_func",
     "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with",
     "ndarray_ptr", "ndarray_numpy_dtype", "alloc_bytes",
-    "Field", "field_layout", "field_to_numpy",
+    "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
 ]  # fmt: skip
 
@@ -443,6 +443,40 @@ def field_to_numpy(f):
             "ti.init() since it was created); its memory has been freed"
         )
     return f.to_numpy()
+
+
+# ----------------------------------------------------------------------------- plain kernels
+
+# Taichi's own ``kernel(*args)`` accepts NumPy arrays and torch tensors as ``ndarray()``
+# arguments only. A layer above registers a converter for its own array type here; the
+# kernel class's ``__call__`` hands it the arguments of every call that contains one.
+_ARG_HOOK: list = [(), None]  # (types, convert(kernel_obj, args) -> args)
+_kernel_call = _kernel_impl.Kernel.__call__
+
+
+def _call_with_hook(self, *args, **kwargs):
+    types, convert = _ARG_HOOK
+    if types:
+        for a in args:
+            if type(a) in types:
+                args = convert(self, args)
+                break
+        else:
+            if kwargs and any(type(v) in types for v in kwargs.values()):
+                args = convert(self, _kernel_impl._process_args(self, args, kwargs))
+                kwargs = {}
+    return _kernel_call(self, *args, **kwargs)
+
+
+_call_with_hook.__wrapped__ = _kernel_call
+_kernel_impl.Kernel.__call__ = _call_with_hook
+
+
+def set_kernel_arg_hook(types: tuple, convert) -> None:
+    """Have every call of a ``@ti.kernel`` whose arguments include an instance of one of
+    ``types`` pass its positional arguments through ``convert(kernel, args) -> args`` first
+    (``kernel`` the Kernel object: ``kernel_parameters(kernel)`` names its parameters)."""
+    _ARG_HOOK[:] = [tuple(types), convert]
 
 
 # ----------------------------------------------------------------------------- compile time
