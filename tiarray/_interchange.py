@@ -242,7 +242,7 @@ def from_dlpack(x, /, *, device=None, copy=None) -> TiArray:
         t = x
     else:
         fw = framework_of(x)
-        if not hasattr(x, "__dlpack__") and fw not in ("taichi", "taichi_field"):
+        if not hasattr(x, "__dlpack__") and fw not in ("taichi", "taichi_field", "quadrants"):
             raise TypeError(
                 f"{func}(): argument 'x' must implement the DLPack protocol (__dlpack__), "
                 f"got {type(x).__name__}"
@@ -298,7 +298,7 @@ def export_dlpack(x: TiArray, *, stream, max_version, dl_device, copy):
 
 # ----------------------------------------------------------------------------- plain kernels
 
-_PLAIN_PARAMS = weakref.WeakKeyDictionary()  # kernel -> (name, [(param, is ndarray, may be written)])
+_WRITTEN = weakref.WeakKeyDictionary()  # kernel object -> the ndarray parameters it may write
 
 # Calls whose arguments are values (an element passed to them is read, not written).
 # Any other call may write an element or array passed to it: a ti.func parameter
@@ -352,20 +352,7 @@ def _written_params(func, names) -> set:
     return written
 
 
-def _plain_params(kernel):
-    info = _PLAIN_PARAMS.get(kernel)
-    if info is None:
-        params = [
-            (n, _backend.param_info(a)[0] == _backend.ARRAY) for n, a in _backend.kernel_parameters(kernel)
-        ]
-        func = _backend.kernel_function(kernel)
-        written = _written_params(func, {n for n, is_array in params if is_array})
-        params = [(n, is_array, n in written) for n, is_array in params]
-        info = _PLAIN_PARAMS[kernel] = (func.__name__, params)
-    return info
-
-
-def plain_kernel_args(kernel, args: tuple) -> tuple:
+def plain_kernel_args(kernel, func, params, args: tuple, kwargs: dict) -> tuple:
     """The arguments of a user's own ``@ti.kernel`` call with each TiArray at an
     ``ndarray()`` parameter replaced by a view Taichi's launch path takes (NumPy on the
     CPU, torch on CUDA): the same memory, no copy. A read-only TiArray is refused (a plain
@@ -373,16 +360,31 @@ def plain_kernel_args(kernel, args: tuple) -> tuple:
     have no strides, and a hidden copy would not be zero-copy)."""
     if _runtime.program() is None:  # TiArrays given, Taichi not started yet: tiarray starts it
         _runtime.ensure_init()
-    name, params = _plain_params(kernel)
+    written = _WRITTEN.get(kernel)
+    if written is None:
+        written = _WRITTEN[kernel] = _written_params(func, {n for n, is_array in params if is_array})
+    name = func.__name__
+    is_arrays = dict(params)
     out = list(args)
-    for i, a in enumerate(args):
-        if not isinstance(a, TiArray) or i >= len(params):
+    new_kwargs = dict(kwargs)
+    for key, a in list(enumerate(args)) + list(kwargs.items()):
+        if not isinstance(a, TiArray):
             continue
-        pname, is_array, may_write = params[i]
+        if isinstance(key, int):
+            if key >= len(params):
+                continue
+            pname = params[key][0]
+        else:
+            pname = key
+        is_array = is_arrays.get(pname)
         if not is_array:
-            if a.ndim == 0:
-                out[i] = a.item()
+            if is_array is not None and a.ndim == 0:  # a 0-d TiArray for a scalar parameter
+                if isinstance(key, int):
+                    out[key] = a.item()
+                else:
+                    new_kwargs[key] = a.item()
             continue
+        may_write = pname in written
         if a._readonly and may_write:
             raise ValueError(
                 f"{name}(): argument '{pname}' is a read-only TiArray (a view of a JAX array or of a read-only "
@@ -398,7 +400,7 @@ def plain_kernel_args(kernel, args: tuple) -> tuple:
                 f"(tiarray.asarray({pname}, copy=True)), or call the kernel through tiarray.Operator"
             )
         if a._device.kind == "cpu":
-            out[i] = a._numpy_view()
+            view = a._numpy_view()
         else:
             torch = sys.modules.get("torch")
             if torch is None:
@@ -407,8 +409,12 @@ def plain_kernel_args(kernel, args: tuple) -> tuple:
                     "GPU memory only as a torch tensor and torch is not imported. Call the kernel through "
                     "tiarray.Operator, which takes any framework's GPU memory"
                 )
-            out[i] = torch.from_dlpack(a)
-    return tuple(out)
+            view = torch.from_dlpack(a)
+        if isinstance(key, int):
+            out[key] = view
+        else:
+            new_kwargs[key] = view
+    return tuple(out), new_kwargs
 
 
 _backend.set_kernel_arg_hook((TiArray,), plain_kernel_args)

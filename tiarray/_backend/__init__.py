@@ -61,14 +61,22 @@ Fields
     ``field_to_numpy(f)`` a NumPy copy of any field (same RuntimeError).
 Plain kernels (a user's own ``kernel(*args)`` call through the backend's launch path)
     ``set_kernel_arg_hook(types, convert)``  every call of a ``@ti.kernel`` whose
-                          arguments include an instance of ``types`` first passes its
-                          positional arguments through ``convert(kernel, args) -> args``.
+                          arguments include an instance of ``types`` first passes them
+                          through ``convert(kernel, func, params, args, kwargs) -> (args,
+                          kwargs)`` (``params``: ``[(name, is_ndarray)]``).
+quadrants memory (``qd_memory``, whichever backend runs; it never imports quadrants)
+    ``qd_memory.kind(x)`` "ndarray"/"field" for a quadrants ndarray/field/``qd.tensor``.
+    ``qd_memory.ndarray_layout(nd)``  ``(address, shape, element_strides, numpy_dtype)``.
+    ``qd_memory.field_layout(f)``, ``qd_memory.field_to_numpy(f)``  as ``field_layout``.
+    ``qd_memory.arch_is_gpu()``  whether quadrants' program runs on a GPU.
 Compile time (called inside ``ti.static`` while a kernel compiles)
     ``element_type(arg)`` the element type of an ndarray argument.
     ``call_external(addr, args)``  a call of a C function (by address) in the kernel.
 """
 
 import os
+
+from . import _qd_memory as qd_memory  # noqa: F401  quadrants objects, whichever backend runs
 
 _BACKENDS = {"taichi": ("taichi", "taichi==1.7.4")}  # name -> (package, pip requirement)
 

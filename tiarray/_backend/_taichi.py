@@ -33,6 +33,8 @@ from taichi.types import primitive_types as _primitive_types  # noqa: E402
 from taichi.types.annotations import template as _template  # noqa: E402
 from taichi.types.utils import is_signed as _is_signed  # noqa: E402
 
+from . import _fields  # noqa: E402
+
 __all__ = [
     "NAME", "VERSION", "ti", "Ndarray",
     "ARRAY", "FLOAT", "INT", "UINT", "TEMPLATE",
@@ -276,173 +278,10 @@ def alloc_bytes(nbytes: int) -> tuple:
 
 # ----------------------------------------------------------------------------- fields
 
-# A field's memory is freed by ``ti.reset()``/``ti.init()`` while the Python field object
-# lives on, and every C++ object it points to (its SNodes) is freed with it: reading a stale
-# field's layout would read freed memory. So each field member is tagged with the program
-# it was created under (``create_field_member`` makes every member of ``ti.field``,
-# ``Vector.field``, ``Matrix.field`` and ``Struct.field``); a member created before tiarray
-# was imported has no tag and is current only while the program of that time still runs.
-_PROG_AT_IMPORT = _impl.pytaichi.prog
-_create_field_member = _impl.create_field_member
-
-
-def _tagged_create_field_member(*args, **kwargs):
-    members = _create_field_member(*args, **kwargs)
-    members[0]._tiarray_prog = _impl.pytaichi.prog
-    return members
-
-
-_impl.create_field_member = _tagged_create_field_member
-
-
-def _field_is_current(f) -> bool:
-    prog = _impl.pytaichi.prog
-    tag = getattr(f.vars[0], "_tiarray_prog", _PROG_AT_IMPORT)
-    return prog is not None and tag is prog
-
-
-@ti.kernel
-def _addr_probe(f: _template(), ndim: _template(), out: _ndarray_type.ndarray(dtype=ti.u64, ndim=1)):
-    out[0] = ti.get_addr(f, ti.static([0] * ndim))
-
-
-_ROOT_BASES: dict = {}  # SNode tree id -> address of its root buffer, for _ROOT_BASES_PROG
-_ROOT_BASES_PROG = [None]
-
-
-def _describe(chain) -> str:
-    parts = ["root"]
-    for p in reversed(chain):
-        kind = str(p.type).rsplit(".", 1)[-1]
-        shape = [p.get_shape_along_axis(i) for i in range(p.num_active_indices())]
-        parts.append(f"{kind}{shape}" if kind != "place" else "place")
-    return " -> ".join(parts)
-
-
-def _member_layout(sf):
-    """``(address, shape, byte_strides)`` of one scalar field member, or a reason string."""
-    p = sf.vars[0].ptr.snode()
-    if p is None:
-        return "the field is not placed in an SNode tree yet"
-    chain = []  # place ... outermost, root excluded
-    while p is not None and str(p.type) != "SNodeType.root":
-        chain.append(p)
-        p = p.parent
-    if p is None:
-        return "the field's SNode tree has no root"
-    root = p
-    kinds = [str(q.type).rsplit(".", 1)[-1] for q in chain[1:]]
-    if any(k != "dense" for k in kinds):
-        return f"its layout {_describe(chain)} has {', '.join(sorted(set(kinds) - {'dense'}))} SNodes"
-    ndim = chain[0].num_active_indices()
-    shape = [chain[0].get_shape_along_axis(i) for i in range(ndim)]
-    strides = [0] * ndim
-    owner_level = [None] * ndim
-    offset = sum(q.offset_bytes_in_parent_cell for q in chain)
-    parent_cum: dict = {}
-    for level, q in enumerate(reversed(chain[1:])):  # outermost dense first
-        n = q.num_active_indices()
-        pos = q.get_physical_index_position()
-        axes = [pos[i] for i in range(n)]
-        cum = {a: q.get_shape_along_axis(i) for i, a in enumerate(axes)}
-        ext = {a: cum[a] // parent_cum.get(a, 1) for a in axes}
-        acc = q.cell_size_bytes
-        for a in reversed(axes):
-            if ext[a] > 1:
-                if owner_level[a] is not None:
-                    return (
-                        f"its layout {_describe(chain)} splits axis {a} over several dense levels "
-                        "(a blocked layout)"
-                    )
-                owner_level[a] = level
-                strides[a] = acc
-            acc *= ext[a]
-        parent_cum.update(cum)
-    tree = root.get_snode_tree_id()
-    if _ROOT_BASES_PROG[0] is not _impl.pytaichi.prog:
-        _ROOT_BASES.clear()
-        _ROOT_BASES_PROG[0] = _impl.pytaichi.prog
-    base = _ROOT_BASES.get(tree)
-    if base is None:
-        import numpy as np
-
-        out = np.zeros(1, np.uint64)
-        _addr_probe(sf, ndim, out)
-        base = _ROOT_BASES[tree] = int(out[0]) - offset
-    return base + offset, tuple(shape), tuple(strides)
-
-
-def field_layout(f):
-    """The memory of a field (``ti.field``, ``Vector.field``, ``Matrix.field``) as one
-    strided array: ``(address, shape, byte_strides, numpy_dtype)``, the element axes of a
-    vector/matrix field last; or a string saying why its memory is not one strided array
-    (pointer/bitmasked/dynamic/hash SNodes, blocked dense levels, members that do not lie at
-    one stride from each other). Raises RuntimeError for a field of a runtime that has been
-    reset or re-initialised since it was created (its memory is gone)."""
-    if not _field_is_current(f):
-        raise RuntimeError(
-            "the field belongs to a Taichi runtime that was reset or re-initialised (ti.reset() or "
-            "ti.init() since it was created); its memory has been freed"
-        )
-    # Fields created since the last kernel launch are laid out (their SNode tree is built)
-    # only when the runtime materializes again: every kernel launch does it, so does this.
-    _impl.get_runtime().materialize()
-    if isinstance(f, _MatrixField):
-        elem = (f.n,) if f.ndim == 1 else (f.n, f.m)
-        members = [f.get_scalar_field(*idx) for idx in _indices(elem)]
-    elif isinstance(f, _ScalarField):
-        elem = ()
-        members = [f]
-    else:
-        return f"{type(f).__name__} fields are not supported (only scalar, vector and matrix fields)"
-    dt = _to_numpy_type(members[0].dtype)
-    item = dt().itemsize
-    layouts = []
-    for sf in members:
-        lay = _member_layout(sf)
-        if isinstance(lay, str):
-            return lay
-        layouts.append(lay)
-    addr0, shape, strides = layouts[0]
-    if any(s % item for s in strides) or addr0 % item:
-        return "its elements are not aligned to their size"
-    elem_strides = []
-    for k, n in enumerate(elem):
-        unit = tuple(1 if j == k else 0 for j in range(len(elem)))
-        elem_strides.append(layouts[_flat(unit, elem)][0] - addr0 if n > 1 else 0)
-    for idx, (addr, shp, st) in zip(_indices(elem), layouts):
-        if shp != shape or st != strides:
-            return "its vector/matrix members lie in dense SNodes of different shapes (a mixed layout)"
-        if addr != addr0 + sum(i * s for i, s in zip(idx, elem_strides)):
-            return (
-                "its vector/matrix members do not lie at one stride from each other "
-                "(a mixed layout: members placed in different SNodes)"
-            )
-    if any(s % item for s in elem_strides):
-        return "its vector/matrix members are not aligned to their size"
-    return addr0, tuple(shape) + elem, tuple(strides) + tuple(elem_strides), dt
-
-
-def _indices(elem):
-    if not elem:
-        return [()]
-    if len(elem) == 1:
-        return [(i,) for i in range(elem[0])]
-    return [(i, j) for i in range(elem[0]) for j in range(elem[1])]
-
-
-def _flat(idx, elem) -> int:
-    return idx[0] * (elem[1] if len(elem) == 2 else 1) + (idx[1] if len(idx) == 2 else 0)
-
-
-def field_to_numpy(f):
-    """A NumPy copy of a field, whatever its layout (Taichi's own ``to_numpy``)."""
-    if not _field_is_current(f):
-        raise RuntimeError(
-            "the field belongs to a Taichi runtime that was reset or re-initialised (ti.reset() or "
-            "ti.init() since it was created); its memory has been freed"
-        )
-    return f.to_numpy()
+# The SNode-tree reading is the same for taichi and quadrants (tiarray/_backend/_fields.py).
+_FIELDS = _fields.FieldReader(ti, _impl, "pytaichi", _ScalarField, _MatrixField, _to_numpy_type, "Taichi")
+field_layout = _FIELDS.layout
+field_to_numpy = _FIELDS.to_numpy
 
 
 # ----------------------------------------------------------------------------- plain kernels
@@ -450,33 +289,18 @@ def field_to_numpy(f):
 # Taichi's own ``kernel(*args)`` accepts NumPy arrays and torch tensors as ``ndarray()``
 # arguments only. A layer above registers a converter for its own array type here; the
 # kernel class's ``__call__`` hands it the arguments of every call that contains one.
-_ARG_HOOK: list = [(), None]  # (types, convert(kernel_obj, args) -> args)
-_kernel_call = _kernel_impl.Kernel.__call__
-
-
-def _call_with_hook(self, *args, **kwargs):
-    types, convert = _ARG_HOOK
-    if types:
-        for a in args:
-            if type(a) in types:
-                args = convert(self, args)
-                break
-        else:
-            if kwargs and any(type(v) in types for v in kwargs.values()):
-                args = convert(self, _kernel_impl._process_args(self, args, kwargs))
-                kwargs = {}
-    return _kernel_call(self, *args, **kwargs)
-
-
-_call_with_hook.__wrapped__ = _kernel_call
-_kernel_impl.Kernel.__call__ = _call_with_hook
+_fields.KernelCallHook(
+    _kernel_impl.Kernel,
+    lambda k: (k.func, [(a.name, isinstance(a.annotation, _ndarray_type.NdarrayType)) for a in k.arguments]),
+)
 
 
 def set_kernel_arg_hook(types: tuple, convert) -> None:
-    """Have every call of a ``@ti.kernel`` whose arguments include an instance of one of
-    ``types`` pass its positional arguments through ``convert(kernel, args) -> args`` first
-    (``kernel`` the Kernel object: ``kernel_parameters(kernel)`` names its parameters)."""
-    _ARG_HOOK[:] = [tuple(types), convert]
+    """Have every call of a ``@ti.kernel`` (and of a ``@qd.kernel`` once quadrants is
+    imported) whose arguments include an instance of one of ``types`` pass them through
+    ``convert(kernel, func, params, args, kwargs) -> (args, kwargs)`` first (``kernel`` the
+    kernel object, ``func`` its Python function, ``params`` ``[(name, is_ndarray)]``)."""
+    _fields.set_hook(types, convert)
 
 
 # ----------------------------------------------------------------------------- compile time
