@@ -67,6 +67,7 @@ class FieldReader:
         self._probe = None
         self._bases: dict = {}  # SNode tree id -> address of its root buffer, for _bases_prog
         self._bases_prog = None
+        self._layouts = weakref.WeakKeyDictionary()  # field -> (program, layout)
         create = impl.create_field_member
 
         def tagged_create_field_member(*args, **kwargs):
@@ -152,6 +153,15 @@ class FieldReader:
         lie at one stride from each other). RuntimeError for a field of a runtime reset or
         re-initialised since it was created (its memory is gone)."""
         self._check_current(f)
+        hit = self._layouts.get(f)
+        if hit is not None and hit[0] is self.program():
+            return hit[1]  # a placed field's layout never changes while its program runs
+        lay = self._layout(f)
+        if not isinstance(lay, str):
+            self._layouts[f] = (self.program(), lay)
+        return lay
+
+    def _layout(self, f):
         # Fields created since the last kernel launch are laid out (their SNode tree is
         # built) only when the runtime materializes again: every kernel launch does it.
         self.impl.get_runtime().materialize()
