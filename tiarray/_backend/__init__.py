@@ -42,6 +42,8 @@ Specialisation and compilation (once per signature, under the runtime lock)
     ``array_feature(elem_type, ndim, needs_grad, boundary)``, ``SCALAR_FEATURE``  the
                           per-parameter features of a specialisation (templates: the value).
     ``compile(kernel, key, args, features, config)`` -> ``(launchable, compiled, run)``.
+    ``arg_index(slot)``   the launch context's index of the slot-th non-template
+                          parameter (``(slot,)`` for taichi, ``slot`` for quadrants).
     ``program_config()``, ``config_with(cfg, overrides)``  the program's CompileConfig and
                           a copy with some fields changed (never change the program's own).
 Launching (the hot path: these are the implementation's own bound methods, no wrapper)
@@ -78,7 +80,10 @@ import os
 
 from . import _qd_memory as qd_memory  # noqa: F401  quadrants objects, whichever backend runs
 
-_BACKENDS = {"taichi": ("taichi", "taichi==1.7.4")}  # name -> (package, pip requirement)
+_BACKENDS = {  # name -> (package, pip requirement)
+    "taichi": ("taichi", "taichi==1.7.4"),
+    "quadrants": ("quadrants", "quadrants>=1.3.3"),
+}
 
 NAME = (os.environ.get("TIARRAY_BACKEND") or "taichi").strip().lower()
 if NAME not in _BACKENDS:
@@ -90,6 +95,9 @@ try:
     if NAME == "taichi":
         from ._taichi import *  # noqa: F403
         from ._taichi import __all__  # noqa: F401
+    elif NAME == "quadrants":
+        from ._quadrants import *  # noqa: F403
+        from ._quadrants import __all__  # noqa: F401
 except ImportError as e:
     pkg, req = _BACKENDS[NAME]
     if getattr(e, "name", None) is not None and e.name.split(".")[0] == pkg:

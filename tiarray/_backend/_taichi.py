@@ -40,7 +40,7 @@ __all__ = [
     "ARRAY", "FLOAT", "INT", "UINT", "TEMPLATE",
     "program", "start", "arch_name", "cpu_max_num_threads", "sync", "materialize", "compiling_for_gpu",
     "kernel_of", "kernel_function", "kernel_parameters", "param_info", "type_name", "tensor_type", "is_func",
-    "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with",
+    "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with", "arg_index",
     "ndarray_ptr", "ndarray_numpy_dtype", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
@@ -225,6 +225,11 @@ def compile(kernel, key, args: tuple, features: tuple, config) -> tuple:
     prog = _impl.pytaichi.prog
     compiled = prog.compile_kernel(config, prog.get_device_caps(), launchable)
     return launchable, compiled, prog.launch_kernel
+
+
+def arg_index(slot: int):
+    """The launch context's index of the ``slot``-th non-template parameter (a tuple)."""
+    return (slot,)
 
 
 def program_config():
