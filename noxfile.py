@@ -13,7 +13,9 @@ import os
 
 import nox
 
-nox.options.sessions = ["lint", "tests-numpy", "tests-torch", "tests-jax", "tests-all", "docs", "examples"]
+nox.options.sessions = [
+    "lint", "tests-numpy", "tests-torch", "tests-jax", "tests-all", "tests-quadrants", "docs", "examples",
+]  # fmt: skip
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = False
 
@@ -60,28 +62,35 @@ def lint(session):
 def tests_numpy(session):
     """Taichi + NumPy only: everything that needs no other framework."""
     session.install(*C, ".[test]")
-    _pytest(session, "not torch and not jax and not cupy")
+    _pytest(session, "not torch and not jax and not cupy and not quadrants")
 
 
 @nox.session(name="tests-torch", python=PY)
 def tests_torch(session):
     """Taichi + NumPy + PyTorch (CPU build pinned in constraints.txt)."""
     session.install(*C, ".[test,torch]")
-    _pytest(session, "torch and not jax and not cupy")
+    _pytest(session, "torch and not jax and not cupy and not quadrants")
 
 
 @nox.session(name="tests-jax", python=PY)
 def tests_jax(session):
     """Taichi + NumPy + JAX."""
     session.install(*C, ".[test,jax]")
-    _pytest(session, "jax and not torch and not cupy")
+    _pytest(session, "jax and not torch and not cupy and not quadrants")
 
 
 @nox.session(name="tests-all", python=PY)
 def tests_all(session):
     """Tests that exchange data between PyTorch and JAX in one process."""
     session.install(*C, ".[test,torch,jax]")
-    _pytest(session, "torch and jax and not cupy")
+    _pytest(session, "torch and jax and not cupy and not quadrants")
+
+
+@nox.session(name="tests-quadrants", python=PY)
+def tests_quadrants(session):
+    """quadrants (Genesis' Taichi fork) beside taichi: its arrays in, TiArrays in its kernels."""
+    session.install(*C, ".[test,torch,quadrants]")
+    _pytest(session, "quadrants and not jax and not cupy", ENABLE_QUADRANTS_HEADER_PRINT="0")
 
 
 @nox.session(name="tests-cupy", python=PY)

@@ -5,6 +5,12 @@ zero-copy path and against a copy, for 1e3 to 1e8 float32 elements.
 
 Targets: constant time in the size; ``ta.asarray(torch_tensor)`` within 1.5x of
 ``np.from_dlpack(torch_tensor)``.
+
+The second table is the per-step exchange of an RL loop (``examples/rl_zero_copy.py``) at
+N = 4096 environments: observations (N, 4) from Taichi memory to the policy and actions
+(N, 2) back, through TiArray views made every step, against Taichi's own copies
+(``to_torch``/``from_torch`` for fields, ``to_numpy``/``from_numpy`` for ndarrays). Views
+made once cost nothing per step.
 """
 
 import argparse
@@ -34,6 +40,12 @@ def main():
         "Zero-copy exchange (float32); ratio column: time / np.from_dlpack(torch) of the same size",
         rows,
         ["elements", "direction", "method", "us / call", "x np.from_dlpack(torch)"],
+    )
+    print_table(
+        "RL per-step exchange, N = 4096 environments (obs (N, 4) out, actions (N, 2) in, float32); "
+        "ratio column: time / the copies of the same state kind and framework",
+        bench_rl_exchange(torch, jax, 4096),
+        ["state", "policy", "method", "us / step", "x copies"],
     )
 
 
@@ -98,6 +110,83 @@ def bench_size(n, torch, jax):
                 "method": name,
                 "us / call": fmt_us(times[name]),
                 "x np.from_dlpack(torch)": f"{times[name] / ref:.2f}",
+            }
+        )
+    return rows
+
+
+def bench_rl_exchange(torch, jax, n: int) -> list:
+    """The observation/action exchange of one RL step (see the module docstring)."""
+    ta.zeros(1)  # Taichi runs (the first table has started it already)
+    rows = []
+    for kind in ("ndarray", "field"):
+        rows.extend(_rl_rows(kind, torch, jax, n))
+    return rows
+
+
+def _rl_rows(kind: str, torch, jax, n: int) -> list:
+    import taichi as ti
+
+    rng = np.random.default_rng(0)
+    make = (lambda *s: ti.field(ti.f32, shape=s)) if kind == "field" else (lambda *s: ti.ndarray(ti.f32, s))
+    obs, act = make(n, 4), make(n, 2)
+    obs.from_numpy(rng.standard_normal((n, 4)).astype(np.float32))
+    a_torch = torch.from_numpy(rng.standard_normal((n, 2)).astype(np.float32))
+    a_jax = jax.device_put(a_torch.numpy())
+    field = kind == "field"
+
+    def views_torch():  # the policy reads o and writes its actions into the second view (out=)
+        return torch.from_dlpack(ta.asarray(obs)), torch.from_dlpack(ta.asarray(act))
+
+    def copies_torch():
+        o = obs.to_torch() if field else torch.from_numpy(obs.to_numpy())
+        act.from_torch(a_torch) if field else act.from_numpy(a_torch.numpy())
+        return o, None
+
+    def views_jax():  # the jitted policy's actions go to the environment kernel as a TiArray
+        return jax.dlpack.from_dlpack(ta.asarray(obs)), ta.asarray(a_jax)
+
+    def copies_jax():
+        o = jax.numpy.asarray(obs.to_numpy())
+        act.from_numpy(np.asarray(a_jax))
+        return o, None
+
+    # results checked before timing: the same observations; torch's views are Taichi's memory
+    ref = obs.to_numpy()
+    ptr = ta.asarray(obs).ptr
+    cases = [
+        ("torch", "views", views_torch), ("torch", "copies", copies_torch),
+        ("jax", "views", views_jax), ("jax", "copies", copies_jax),
+    ]  # fmt: skip
+    shared = {}
+    for fw, name, fn in cases:
+        o, a = fn()
+        if not np.array_equal(np.from_dlpack(o), ref):
+            raise SystemExit(f"bench_interop: RL exchange '{fw} {name}' ({kind}) read other observations")
+        shared[(fw, name)] = data_ptr(o) == ptr
+        if name == "copies" and shared[(fw, name)]:
+            raise SystemExit(f"bench_interop: RL exchange '{fw} copies' ({kind}) did not copy")
+    if not shared[("torch", "views")]:
+        raise SystemExit(f"bench_interop: RL exchange 'torch views' ({kind}) copied")
+    a_view = views_torch()[1]
+    a_view.copy_(a_torch)
+    np.testing.assert_array_equal(act.to_numpy(), a_torch.numpy())  # the action view is Taichi's memory
+    times = {(fw, name): timeit(fn, min_time=0.1, repeats=5) for fw, name, fn in cases}
+    rows = []
+    for (fw, name), t in times.items():
+        if name == "views":
+            label = "TiArray views made each step" + (
+                "" if shared[(fw, name)] else " (JAX copied: unaligned)"
+            )
+        else:
+            label = "Taichi's to_/from_ copies"
+        rows.append(
+            {
+                "state": f"ti.{kind}",
+                "policy": fw,
+                "method": label,
+                "us / step": fmt_us(t),
+                "x copies": f"{t / times[(fw, 'copies')]:.2f}",
             }
         )
     return rows

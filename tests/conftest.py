@@ -29,7 +29,7 @@ settings.register_profile("dev", max_examples=10, deadline=None, suppress_health
 settings.register_profile("thorough", max_examples=300, deadline=None, suppress_health_check=_QUIET)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-FRAMEWORKS = ("torch", "jax", "cupy")
+FRAMEWORKS = ("torch", "jax", "cupy", "quadrants")
 
 if os.environ.get("TIARRAY_TEST_INSTALLED"):
     # nox sessions test the installed distribution, not the checkout
@@ -47,9 +47,12 @@ collect_ignore = [
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        names = getattr(item, "fixturenames", ())
         for fw in FRAMEWORKS:
-            if fw in getattr(item, "fixturenames", ()):
+            if fw in names:
                 item.add_marker(getattr(pytest.mark, fw))
+        if "qd" in names:
+            item.add_marker(pytest.mark.quadrants)
 
 
 @pytest.fixture(scope="session")
@@ -72,6 +75,16 @@ def cupy():
     import cupy
 
     return cupy
+
+
+@pytest.fixture(scope="session")
+def qd():
+    """quadrants (Genesis' Taichi fork), started on the CPU beside tiarray's Taichi."""
+    os.environ.setdefault("ENABLE_QUADRANTS_HEADER_PRINT", "0")
+    import quadrants
+
+    quadrants.init(arch=quadrants.cpu)
+    return quadrants
 
 
 def _all_parallel():

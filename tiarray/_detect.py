@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from ._array_object import TiArray
-from ._backend import Ndarray
+from ._backend import Field, Ndarray, qd_memory
 
 __all__ = ["framework_of"]
 
@@ -44,12 +44,17 @@ def _classify(x) -> str | None:
             return "array_api_strict"
     if isinstance(x, Ndarray):
         return "taichi"
+    if isinstance(x, Field):
+        return "taichi_field"
+    if "quadrants" in mods and qd_memory.kind(x) is not None:
+        return "quadrants"
     return None
 
 
 def framework_of(x) -> str | None:
     """``"tiarray"``, ``"numpy"``, ``"torch"``, ``"jax"``, ``"cupy"``, ``"array_api_strict"``,
-    ``"taichi"`` (a ``ti.ndarray``), or ``None`` for anything else (scalars, lists, other objects)."""
+    ``"taichi"`` (a ``ti.ndarray``), ``"taichi_field"`` (a ``ti.field``, ``Vector.field``,
+    ``Matrix.field``), ``"quadrants"`` (a ``qd.ndarray``/``qd.field``), or ``None`` for anything else (scalars, lists, other objects)."""
     t = type(x)
     r = _CACHE.get(t, _MISSING)
     if r is _MISSING:

@@ -7,6 +7,10 @@ fastest first:
 NumPy ndarray       pointer, shape and strides read from the array; it is the owner
 torch.Tensor        ``data_ptr()``, ``shape``, ``stride()``; the tensor is the owner
 ti.ndarray          Taichi's data pointer; the ndarray is the owner
+ti.field            the address of its root buffer plus the field's offset, shape and
+(scalar, Vector,    strides read from its SNode tree (vector/matrix element axes last);
+Matrix)             the field is the owner. Only dense SNode trees are one strided array:
+                    other layouts raise (``copy=True`` copies them through ``to_numpy``)
 JAX, CuPy, array-   ``__dlpack__`` (versioned when offered): the imported managed tensor
 api-strict, any     is the owner and its deleter runs when the last TiArray view dies
 ``__dlpack__``
@@ -192,6 +196,67 @@ def _import_taichi_ndarray(nd, func: str) -> TiArray:
     return TiArray._new(ptr, shape, c_strides(shape), dt, _runtime.current_device(), nd, False)
 
 
+def _import_taichi_field(f, func: str, copy) -> TiArray:
+    """A view of a field's memory (zero-copy) where it is one dense strided array."""
+    try:
+        lay = _backend.field_layout(f)
+    except RuntimeError as e:
+        raise ValueError(
+            f"{func}(): argument 'obj' is a {type(f).__name__} of a Taichi runtime that no longer runs: {e}. "
+            "Create the field again after ti.init()"
+        ) from None
+    if isinstance(lay, str):
+        if copy is True:
+            return _import_numpy(_backend.field_to_numpy(f), func)
+        raise ValueError(
+            f"{func}(): the {type(f).__name__} (shape {tuple(f.shape)}) cannot be shared without a copy: {lay}. "
+            "Only fields in dense SNodes (ti.field(..., shape=...), ti.root.dense(...).place(...)) are one "
+            f"strided array; pass copy=True for a copy"
+        )
+    ptr, shape, bstrides, npdt = lay
+    dt = _dtypes.to_dtype(npdt, func=func)
+    item = dt.itemsize
+    strides = tuple(s // item for s in bstrides)
+    return TiArray._new(ptr, shape, strides, dt, _runtime.current_device(), f, False)
+
+
+def _import_quadrants(x, func: str, copy, want: Device | None) -> TiArray:
+    """A view of a quadrants ndarray's or field's memory (its pointer read directly)."""
+    qd = _backend.qd_memory
+    kind = qd.kind(x)
+    what = type(x).__name__
+    try:
+        if kind == "ndarray":
+            lay = qd.ndarray_layout(x)
+        else:
+            lay = qd.field_layout(x)
+    except RuntimeError as e:
+        raise ValueError(
+            f"{func}(): argument 'obj' is a quadrants {what} of a runtime that no longer runs: {e}. "
+            "Create it again after qd.init()"
+        ) from None
+    device = Device("cuda", 0) if qd.arch_is_gpu() else CPU
+    if device.kind == "cuda" and want != CPU and _runtime.current_device().kind != "cuda":
+        raise ValueError(
+            f"{func}(): argument 'obj' is a quadrants {what} on the GPU (quadrants runs on CUDA) but tiarray's "
+            "Taichi runs on the CPU, so tiarray cannot compute on it. Start tiarray on the GPU with "
+            "tiarray.init('cuda') before any other tiarray call, start quadrants on the CPU "
+            "(qd.init(arch=qd.cpu)), or pass device='cpu' for a copy"
+        )
+    if isinstance(lay, str):
+        if copy is True:
+            return _import_numpy(qd.field_to_numpy(x), func)
+        raise ValueError(
+            f"{func}(): the quadrants {what} cannot be shared without a copy: {lay}. Only fields in dense SNodes "
+            "are one strided array; pass copy=True for a copy"
+        )
+    ptr, shape, strides, npdt = lay
+    dt = _dtypes.to_dtype(npdt, func=func)
+    if kind == "field":
+        strides = tuple(s // dt.itemsize for s in strides)
+    return TiArray._new(ptr, shape, strides, dt, device, x, False)
+
+
 def _import_dlpack(x, func: str, copy, device: Device | None) -> TiArray:
     """Import through ``__dlpack__``, asking for the versioned protocol first."""
     producer = type(x).__name__
@@ -276,6 +341,10 @@ def view_of(obj, func: str, copy=None, want: Device | None = None) -> TiArray | 
         return t
     if fw == "taichi":
         return _import_taichi_ndarray(obj, func)
+    if fw == "taichi_field":
+        return _import_taichi_field(obj, func, copy)
+    if fw == "quadrants":
+        return _import_quadrants(obj, func, copy, want)
     if hasattr(obj, "__dlpack__"):
         return _import_dlpack(obj, func, copy, want)
     if type(obj).__name__ == "PyCapsule":

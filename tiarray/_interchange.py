@@ -10,9 +10,15 @@ kernels, so this module sits above them and attaches ``TiArray.__dlpack__`` and
 
 from __future__ import annotations
 
+import ast
+import inspect
+import sys
+import textwrap
+import weakref
+
 import numpy as np
 
-from . import _cuda, _dlpack, _dtypes, _runtime
+from . import _backend, _cuda, _dlpack, _dtypes, _runtime
 from ._array_object import MemoryKeeper, TiArray
 from ._buffer import empty_owned
 from ._detect import framework_of
@@ -32,7 +38,9 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> TiArray:
     ----------
     obj : array-like
         A TiArray, NumPy array, torch tensor, JAX array, CuPy array, array-api-strict
-        array, ``ti.ndarray``, any object with ``__dlpack__``, an object with the buffer
+        array, ``ti.ndarray``, a Taichi field (``ti.field``, ``ti.Vector.field``,
+        ``ti.Matrix.field``: a view of its memory where its SNodes are dense, element
+        axes last), any object with ``__dlpack__``, an object with the buffer
         protocol, a Python scalar, or a nested sequence of those.
     dtype : DType, optional
         The dtype of the result; a different dtype than ``obj``'s needs a copy.
@@ -204,7 +212,8 @@ def from_dlpack(x, /, *, device=None, copy=None) -> TiArray:
     Parameters
     ----------
     x : object
-        Any DLPack producer: a NumPy array, torch tensor, JAX array, CuPy array, a TiArray...
+        Any DLPack producer: a NumPy array, torch tensor, JAX array, CuPy array, a TiArray...,
+        or a ``ti.ndarray`` or Taichi field (shared as :func:`asarray` shares them).
     device : Device or str, optional
         Where the result must live; another device than ``x``'s needs a copy.
     copy : bool, optional
@@ -232,12 +241,12 @@ def from_dlpack(x, /, *, device=None, copy=None) -> TiArray:
     if isinstance(x, TiArray):
         t = x
     else:
-        if not hasattr(x, "__dlpack__"):
+        fw = framework_of(x)
+        if not hasattr(x, "__dlpack__") and fw not in ("taichi", "taichi_field", "quadrants"):
             raise TypeError(
                 f"{func}(): argument 'x' must implement the DLPack protocol (__dlpack__), "
                 f"got {type(x).__name__}"
             )
-        fw = framework_of(x)
         if fw == "numpy":
             t = _import_numpy(x, func)  # same memory, without building a capsule
             if t is None:
@@ -307,6 +316,130 @@ def export_dlpack(x: TiArray, *, stream, max_version, dl_device, copy):
         x._ptr, x._shape, x._strides, x._dtype, x._device.dlpack, x,
         readonly=x._readonly, versioned=versioned, copied=copied,
     )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- plain kernels
+
+_WRITTEN = weakref.WeakKeyDictionary()  # kernel object -> the ndarray parameters it may write
+
+# Calls whose arguments are values (an element passed to them is read, not written).
+# Any other call may write an element or array passed to it: a ti.func parameter
+# without annotation is a reference, and the atomics write their first argument.
+_PURE_CALLS = frozenset(
+    "abs min max float int bool cast sqrt rsqrt exp log sin cos tan tanh asin acos atan2 floor ceil "
+    "round pow select isnan isinf erf sign u8 u16 u32 u64 i8 i16 i32 i64 f16 f32 f64 length norm "
+    "dot cross normalized clamp".split()
+)
+
+
+def _call_name(call) -> str:
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return f.id if isinstance(f, ast.Name) else ""
+
+
+def _written_params(func, names) -> set:
+    """The parameters among ``names`` that the kernel ``func`` may write (read from its
+    source; every one of them if the source cannot be read)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return set(names)
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    written = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id in names) or node.id in written:
+            continue
+        top, meta = node, False
+        while isinstance(parents.get(top), (ast.Subscript, ast.Attribute)) and parents[top].value is top:
+            top = parents[top]
+            meta = meta or (isinstance(top, ast.Attribute) and top.attr == "shape")
+        up = parents.get(top)
+        if meta:
+            continue  # x.shape
+        if isinstance(getattr(top, "ctx", None), (ast.Store, ast.Del)):
+            written.add(node.id)
+        elif top is node:  # the bare array: only `for i in x` / `ti.grouped(x)` / `ti.ndrange(x)` read it
+            if not (
+                (isinstance(up, ast.For) and up.iter is top)
+                or (isinstance(up, ast.Call) and _call_name(up) in ("grouped", "ndrange", "static"))
+            ):
+                written.add(node.id)
+        elif isinstance(up, ast.Call) and top in up.args and _call_name(up) not in _PURE_CALLS:
+            written.add(node.id)
+    return written
+
+
+def plain_kernel_args(kernel, func, params, args: tuple, kwargs: dict) -> tuple:
+    """The arguments of a user's own ``@ti.kernel`` call with each TiArray at an
+    ``ndarray()`` parameter replaced by a view Taichi's launch path takes (NumPy on the
+    CPU, torch on CUDA): the same memory, no copy. A read-only TiArray is refused (a plain
+    kernel may write any ndarray argument), so is a strided one (Taichi's external arrays
+    have no strides, and a hidden copy would not be zero-copy)."""
+    if _runtime.program() is None:  # TiArrays given, Taichi not started yet: tiarray starts it
+        _runtime.ensure_init()
+    written = _WRITTEN.get(kernel)
+    if written is None:
+        written = _WRITTEN[kernel] = _written_params(func, {n for n, is_array in params if is_array})
+    name = func.__name__
+    is_arrays = dict(params)
+    out = list(args)
+    new_kwargs = dict(kwargs)
+    for key, a in list(enumerate(args)) + list(kwargs.items()):
+        if not isinstance(a, TiArray):
+            continue
+        if isinstance(key, int):
+            if key >= len(params):
+                continue
+            pname = params[key][0]
+        else:
+            pname = key
+        is_array = is_arrays.get(pname)
+        if not is_array:
+            if is_array is not None and a.ndim == 0:  # a 0-d TiArray for a scalar parameter
+                if isinstance(key, int):
+                    out[key] = a.item()
+                else:
+                    new_kwargs[key] = a.item()
+            continue
+        may_write = pname in written
+        if a._readonly and may_write:
+            raise ValueError(
+                f"{name}(): argument '{pname}' is a read-only TiArray (a view of a JAX array or of a read-only "
+                f"NumPy array), and the kernel may write '{pname}' (it stores into it or passes it to a "
+                "function). Call the kernel through "
+                "tiarray.Operator(kernel, outs=[...]), which knows inputs from outputs and never writes an "
+                f"input, or pass a writable copy: tiarray.asarray({pname}, copy=True)"
+            )
+        if not a._is_c_contiguous():
+            raise ValueError(
+                f"{name}(): argument '{pname}' is a TiArray with strides {a._strides} (not C-contiguous); "
+                "Taichi's ndarray arguments have no strides. Pass a contiguous copy "
+                f"(tiarray.asarray({pname}, copy=True)), or call the kernel through tiarray.Operator"
+            )
+        if a._device.kind == "cpu":
+            view = a._numpy_view()
+        else:
+            torch = sys.modules.get("torch")
+            if torch is None:
+                raise TypeError(
+                    f"{name}(): argument '{pname}' is a TiArray on {a._device}; Taichi's own kernel call takes "
+                    "GPU memory only as a torch tensor and torch is not imported. Call the kernel through "
+                    "tiarray.Operator, which takes any framework's GPU memory"
+                )
+            view = torch.from_dlpack(a)
+        if isinstance(key, int):
+            out[key] = view
+        else:
+            new_kwargs[key] = view
+    return tuple(out), new_kwargs
+
+
+_backend.set_kernel_arg_hook((TiArray,), plain_kernel_args)
 
 
 # ----------------------------------------------------------------------------- TiArray methods

@@ -484,7 +484,7 @@ class Launcher:
             if p.kind == _P_TEMPLATE:
                 self._slots.append(None)
             else:
-                self._slots.append((slot,))
+                self._slots.append(_backend.arg_index(slot))
                 slot += 1
         self._kernels: dict = {}
         self._specs: dict = {}

@@ -130,7 +130,7 @@ def is_initialized() -> bool:
     return _backend.program() is not None
 
 
-def init(arch: str | None = None, **kwargs) -> Device:
+def init(arch: str | None = None, *, backend: str | None = None, **kwargs) -> Device:
     """Start the Taichi runtime for tiarray, quietly. Optional: tiarray calls it on first need.
 
     Parameters
@@ -138,6 +138,11 @@ def init(arch: str | None = None, **kwargs) -> Device:
     arch : str, optional
         ``"cpu"`` or ``"cuda"`` (``"gpu"`` means ``"cuda"``). Defaults to the environment
         variable ``TIARRAY_ARCH``, then ``"cpu"``.
+    backend : str, optional
+        ``"taichi"`` or ``"quadrants"``: the implementation tiarray computes with. It is
+        chosen when tiarray is imported, from the environment variable
+        ``TIARRAY_BACKEND`` (default ``taichi``); passing another one here is a
+        ``ValueError`` that says to set the variable before the import.
     **kwargs
         Passed on to ``ti.init`` (e.g. ``cpu_max_num_threads``, ``device_memory_GB``).
         ``debug=True`` (or the environment variable ``TIARRAY_DEBUG=1``) is the checked
@@ -175,6 +180,12 @@ def init(arch: str | None = None, **kwargs) -> Device:
     >>> ta.init("cpu")  # doctest: +SKIP
     Device('cpu')
     """
+    if backend is not None and str(backend).strip().lower() != _backend.NAME:
+        raise ValueError(
+            f"tiarray.init(): argument 'backend' is {backend!r}, but tiarray was imported with the "
+            f"{_backend.NAME!r} backend, which cannot change in a running process; set the environment "
+            f"variable TIARRAY_BACKEND={backend} before importing tiarray"
+        )
     with _lock:
         if is_initialized():
             raise RuntimeError(

@@ -1,7 +1,7 @@
 """The documentation's code runs, and every public name has an API page.
 
 Each Markdown page's ```python blocks are executed in order in one namespace (a page is
-a tutorial). Pages whose code imports torch, jax or cupy carry those markers, so each nox
+a tutorial). Pages whose code imports torch, jax, cupy or quadrants carry those markers, so each nox
 session runs the pages it can. The markers come from the code's import statements, not
 from words: a framework named in a comment or a string must not move a page out of the
 sessions that can run it.
@@ -21,7 +21,7 @@ BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
 def imported_frameworks(code: str) -> set:
-    """The frameworks (torch, jax, cupy) that ``code`` imports, at any depth of the code."""
+    """The frameworks (torch, jax, cupy, quadrants) that ``code`` imports, at any depth of the code."""
     found = set()
     for node in ast.walk(ast.parse(code)):
         if isinstance(node, ast.Import):
@@ -34,7 +34,7 @@ def imported_frameworks(code: str) -> set:
     return found & FRAMEWORKS
 
 
-FRAMEWORKS = {"torch", "jax", "cupy"}
+FRAMEWORKS = {"torch", "jax", "cupy", "quadrants"}
 
 
 def _pages():

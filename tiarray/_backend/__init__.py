@@ -43,6 +43,8 @@ Specialisation and compilation (once per signature, under the runtime lock)
     ``array_feature(elem_type, ndim, needs_grad, boundary)``, ``SCALAR_FEATURE``  the
                           per-parameter features of a specialisation (templates: the value).
     ``compile(kernel, key, args, features, config)`` -> ``(launchable, compiled, run)``.
+    ``arg_index(slot)``   the launch context's index of the slot-th non-template
+                          parameter (``(slot,)`` for taichi, ``slot`` for quadrants).
     ``program_config()``, ``config_with(cfg, overrides)``  the program's CompileConfig and
                           a copy with some fields changed (never change the program's own).
 Launching (the hot path: these are the implementation's own bound methods, no wrapper)
@@ -53,6 +55,23 @@ Memory
     ``ndarray_ptr(nd)``, ``ndarray_numpy_dtype(nd)``  the data pointer and NumPy scalar type
                           of a backend ndarray; ``alloc_bytes(n)`` -> ``(owner, pointer)`` of
                           ``n`` zero-filled bytes of device memory.
+Fields
+    ``Field``             the backend's field class (``ti.field``, ``Vector.field``, ...).
+    ``field_layout(f)``   ``(address, shape, byte_strides, numpy_dtype)`` of a field whose
+                          memory is one strided array (element axes last), else a string
+                          naming its layout; RuntimeError for a field of a runtime reset
+                          or re-initialised since (its memory is freed).
+    ``field_to_numpy(f)`` a NumPy copy of any field (same RuntimeError).
+Plain kernels (a user's own ``kernel(*args)`` call through the backend's launch path)
+    ``set_kernel_arg_hook(types, convert)``  every call of a ``@ti.kernel`` whose
+                          arguments include an instance of ``types`` first passes them
+                          through ``convert(kernel, func, params, args, kwargs) -> (args,
+                          kwargs)`` (``params``: ``[(name, is_ndarray)]``).
+quadrants memory (``qd_memory``, whichever backend runs; it never imports quadrants)
+    ``qd_memory.kind(x)`` "ndarray"/"field" for a quadrants ndarray/field/``qd.tensor``.
+    ``qd_memory.ndarray_layout(nd)``  ``(address, shape, element_strides, numpy_dtype)``.
+    ``qd_memory.field_layout(f)``, ``qd_memory.field_to_numpy(f)``  as ``field_layout``.
+    ``qd_memory.arch_is_gpu()``  whether quadrants' program runs on a GPU.
 Compile time (called inside ``ti.static`` while a kernel compiles)
     ``element_type(arg)`` the element type of an ndarray argument.
     ``call_external(addr, args)``  a call of a C function (by address) in the kernel.
@@ -60,7 +79,12 @@ Compile time (called inside ``ti.static`` while a kernel compiles)
 
 import os
 
-_BACKENDS = {"taichi": ("taichi", "taichi==1.7.4")}  # name -> (package, pip requirement)
+from . import _qd_memory as qd_memory  # noqa: F401  quadrants objects, whichever backend runs
+
+_BACKENDS = {  # name -> (package, pip requirement)
+    "taichi": ("taichi", "taichi==1.7.4"),
+    "quadrants": ("quadrants", "quadrants>=1.3.3"),
+}
 
 NAME = (os.environ.get("TIARRAY_BACKEND") or "taichi").strip().lower()
 if NAME not in _BACKENDS:
@@ -72,6 +96,9 @@ try:
     if NAME == "taichi":
         from ._taichi import *  # noqa: F403
         from ._taichi import __all__  # noqa: F401
+    elif NAME == "quadrants":
+        from ._quadrants import *  # noqa: F403
+        from ._quadrants import __all__  # noqa: F401
 except ImportError as e:
     pkg, req = _BACKENDS[NAME]
     if getattr(e, "name", None) is not None and e.name.split(".")[0] == pkg:

@@ -22,6 +22,9 @@ from taichi._lib import core as _core  # noqa: E402
 from taichi.lang import impl as _impl  # noqa: E402
 from taichi.lang import kernel_impl as _kernel_impl  # noqa: E402
 from taichi.lang._ndarray import Ndarray  # noqa: E402
+from taichi.lang.field import Field  # noqa: E402
+from taichi.lang.field import ScalarField as _ScalarField  # noqa: E402
+from taichi.lang.matrix import MatrixField as _MatrixField  # noqa: E402
 from taichi.lang.matrix import MatrixType as _MatrixType  # noqa: E402
 from taichi.lang.util import cook_dtype as _cook_dtype  # noqa: E402
 from taichi.lang.util import to_numpy_type as _to_numpy_type  # noqa: E402
@@ -30,13 +33,16 @@ from taichi.types import primitive_types as _primitive_types  # noqa: E402
 from taichi.types.annotations import template as _template  # noqa: E402
 from taichi.types.utils import is_signed as _is_signed  # noqa: E402
 
+from . import _fields  # noqa: E402
+
 __all__ = [
     "NAME", "VERSION", "ti", "Ndarray",
     "ARRAY", "FLOAT", "INT", "UINT", "TEMPLATE",
     "program", "start", "arch_name", "debug_checks", "cpu_max_num_threads", "sync", "materialize", "compiling_for_gpu",
     "kernel_of", "kernel_function", "kernel_parameters", "param_info", "type_name", "tensor_type", "is_func",
-    "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with",
+    "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with", "arg_index",
     "ndarray_ptr", "ndarray_numpy_dtype", "alloc_bytes",
+    "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
 ]  # fmt: skip
 
@@ -227,6 +233,11 @@ def compile(kernel, key, args: tuple, features: tuple, config) -> tuple:
     return launchable, compiled, prog.launch_kernel
 
 
+def arg_index(slot: int):
+    """The launch context's index of the ``slot``-th non-template parameter (a tuple)."""
+    return (slot,)
+
+
 def program_config():
     """The running program's CompileConfig."""
     return _impl.pytaichi.prog.config()
@@ -274,6 +285,33 @@ def alloc_bytes(nbytes: int) -> tuple:
     from the backend's allocator (a ``ti.ndarray`` of bytes)."""
     nd = ti.ndarray(ti.u8, nbytes)
     return nd, ndarray_ptr(nd)
+
+
+# ----------------------------------------------------------------------------- fields
+
+# The SNode-tree reading is the same for taichi and quadrants (tiarray/_backend/_fields.py).
+_FIELDS = _fields.FieldReader(ti, _impl, "pytaichi", _ScalarField, _MatrixField, _to_numpy_type, "Taichi")
+field_layout = _FIELDS.layout
+field_to_numpy = _FIELDS.to_numpy
+
+
+# ----------------------------------------------------------------------------- plain kernels
+
+# Taichi's own ``kernel(*args)`` accepts NumPy arrays and torch tensors as ``ndarray()``
+# arguments only. A layer above registers a converter for its own array type here; the
+# kernel class's ``__call__`` hands it the arguments of every call that contains one.
+_fields.KernelCallHook(
+    _kernel_impl.Kernel,
+    lambda k: (k.func, [(a.name, isinstance(a.annotation, _ndarray_type.NdarrayType)) for a in k.arguments]),
+)
+
+
+def set_kernel_arg_hook(types: tuple, convert) -> None:
+    """Have every call of a ``@ti.kernel`` (and of a ``@qd.kernel`` once quadrants is
+    imported) whose arguments include an instance of one of ``types`` pass them through
+    ``convert(kernel, func, params, args, kwargs) -> (args, kwargs)`` first (``kernel`` the
+    kernel object, ``func`` its Python function, ``params`` ``[(name, is_ndarray)]``)."""
+    _fields.set_hook(types, convert)
 
 
 # ----------------------------------------------------------------------------- compile time

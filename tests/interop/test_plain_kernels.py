@@ -1,0 +1,155 @@
+"""A user's own ``@ti.kernel`` called with TiArrays at ``ti.types.ndarray()`` parameters.
+
+The kernel runs on the TiArray's memory (whatever framework's memory is behind it): the
+reference is the framework's own array after the call, against the same arithmetic in
+NumPy. A read-only TiArray is refused before Taichi sees it, and its memory is unchanged.
+"""
+
+import numpy as np
+import pytest
+
+import tiarray as ta
+
+ti = pytest.importorskip("taichi")
+
+
+@ti.kernel
+def axpy(a: ti.f32, x: ti.types.ndarray(), y: ti.types.ndarray()) -> ti.f32:
+    s = 0.0
+    for i in x:
+        y[i] += a * x[i]
+        s += y[i]
+    return s
+
+
+@ti.kernel
+def scale2d(x: ti.types.ndarray(dtype=ti.f64, ndim=2), k: ti.f64):
+    for i, j in x:
+        x[i, j] *= k + i
+
+
+@ti.kernel
+def shift_vecs(v: ti.types.ndarray(dtype=ti.math.vec3, ndim=1), by: ti.template()):
+    for i in v:
+        v[i] += by
+
+
+@ti.func
+def bump(e: ti.template()):  # a reference: writes the element passed
+    e += 1.0
+
+
+@ti.kernel
+def writes_through_func(x: ti.types.ndarray(), y: ti.types.ndarray()):
+    for i in x:
+        bump(x[i])
+        y[i] = ti.sqrt(x[i]) + x.shape[0]
+
+
+@ti.kernel
+def writes_atomically(x: ti.types.ndarray(), y: ti.types.ndarray()):
+    for i in y:
+        ti.atomic_add(x[0], y[i])
+
+
+@ti.kernel
+def reads_only(x: ti.types.ndarray(), y: ti.types.ndarray()):
+    for I in ti.grouped(x):
+        y[I] = ti.abs(x[I]) * 2 + x.shape[0]
+
+
+def test_numpy_memory_written_in_place():
+    xn = np.arange(5, dtype=np.float32)
+    yn = np.ones(5, dtype=np.float32)
+    x, y = ta.asarray(xn), ta.asarray(yn)
+    s = axpy(2.0, x, y)
+    np.testing.assert_array_equal(yn, 1 + 2 * np.arange(5, dtype=np.float32))
+    assert s == pytest.approx(float(yn.sum()))
+    # keywords, and a TiArray that tiarray allocated
+    z = ta.zeros(5, dtype=ta.float32)
+    axpy(a=1.0, x=x, y=z)
+    np.testing.assert_array_equal(np.asarray(z), xn)
+
+
+def test_2d_and_vector_elements():
+    xn = np.arange(12, dtype=np.float64).reshape(3, 4)
+    x = ta.asarray(xn.copy())
+    scale2d(x, 2.0)
+    np.testing.assert_array_equal(np.asarray(x), xn * (2.0 + np.arange(3)[:, None]))
+    vn = np.zeros((4, 3), dtype=np.float32)
+    shift_vecs(ta.asarray(vn), 1.5)
+    np.testing.assert_array_equal(vn, np.full((4, 3), 1.5, np.float32))
+
+
+def test_a_field_view_passed_to_a_kernel():
+    f = ti.field(ti.f32, shape=(6,))
+    f.from_numpy(np.arange(6, dtype=np.float32))
+    y = ta.zeros(6, dtype=ta.float32)
+    axpy(3.0, ta.asarray(f), y)
+    np.testing.assert_array_equal(np.asarray(y), 3 * np.arange(6, dtype=np.float32))
+
+
+def test_torch_memory(torch):
+    yt = torch.ones(5)
+    x = ta.asarray(torch.arange(5, dtype=torch.float32))
+    axpy(2.0, x, ta.asarray(yt))
+    torch.testing.assert_close(yt, 1 + 2 * torch.arange(5, dtype=torch.float32))
+
+
+def test_jax_memory_is_read_and_refused_as_output(jax):
+    import jax.numpy as jnp
+
+    xj = jnp.arange(5, dtype=jnp.float32)
+    y = ta.zeros(5, dtype=ta.float32)
+    axpy(1.0, ta.asarray(xj), y)  # read-only input, only read
+    np.testing.assert_array_equal(np.asarray(y), np.arange(5, dtype=np.float32))
+    yj = jnp.ones(5, dtype=jnp.float32)
+    with pytest.raises(
+        ValueError, match=r"axpy\(\): argument 'y' is a read-only TiArray.*tiarray.Operator.*copy=True"
+    ):
+        axpy(1.0, ta.asarray(xj), ta.asarray(yj))
+    np.testing.assert_array_equal(np.asarray(yj), np.ones(5, np.float32))
+
+
+def test_read_only_numpy_read_where_not_written_refused_where_written():
+    ro = np.arange(5, dtype=np.float32)
+    ro.flags.writeable = False
+    x = ta.asarray(np.ones(5, dtype=np.float32))
+    axpy(1.0, ta.asarray(ro), x)  # axpy only reads 'x'
+    np.testing.assert_array_equal(np.asarray(x), 1 + np.arange(5, dtype=np.float32))
+    y = ta.zeros(5, dtype=ta.float32)
+    reads_only(ta.asarray(ro), y)
+    np.testing.assert_array_equal(np.asarray(y), 2 * np.arange(5, dtype=np.float32) + 5)
+    for kernel, arg in ((axpy, "y"), (writes_through_func, "x"), (writes_atomically, "x")):
+        args = (1.0, x, ta.asarray(ro)) if kernel is axpy else (ta.asarray(ro), ta.zeros(5, dtype=ta.float32))
+        with pytest.raises(
+            ValueError, match=rf"{kernel.__name__}\(\): argument '{arg}' is a read-only TiArray"
+        ):
+            kernel(*args)
+    np.testing.assert_array_equal(ro, np.arange(5, dtype=np.float32))
+    # the remedy the error names works
+    c = ta.asarray(ta.asarray(ro), copy=True)
+    writes_atomically(c, ta.ones(5, dtype=ta.float32))
+    assert np.asarray(c)[0] == 5
+
+
+def test_the_write_analysis_is_right_where_it_allows():
+    # writes_through_func writes x through the ti.func: with writable memory, the result shows it
+    xn = np.zeros(3, dtype=np.float32)
+    yn = np.zeros(3, dtype=np.float32)
+    writes_through_func(ta.asarray(xn), ta.asarray(yn))
+    np.testing.assert_array_equal(xn, np.ones(3, np.float32))
+    np.testing.assert_allclose(yn, np.ones(3) + 3)
+
+
+def test_strided_tiarray_refused():
+    base = np.ones(10, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"axpy\(\): argument 'y' is a TiArray with strides \(2,\)"):
+        axpy(1.0, ta.asarray(np.arange(5, dtype=np.float32)), ta.asarray(base)[::2])
+    np.testing.assert_array_equal(base, np.ones(10, np.float32))
+
+
+def test_calls_without_tiarrays_are_taichi_s_own():
+    yn = np.ones(3, dtype=np.float32)
+    axpy(1.0, np.arange(3, dtype=np.float32), yn)
+    np.testing.assert_array_equal(yn, [1, 2, 3])

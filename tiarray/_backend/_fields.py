@@ -1,0 +1,245 @@
+"""What taichi and quadrants share: reading a field's SNode tree, and the hook on a kernel
+class's ``__call__`` that lets a user's own kernels take TiArrays.
+
+Both languages have the same SNode C++ API (``snode.parent``, ``cell_size_bytes``,
+``offset_bytes_in_parent_cell``, ``get_physical_index_position``, ``get_addr``), so one
+reader serves both; each backend module (and the quadrants-memory module, which reads
+quadrants objects while taichi is the backend) makes one ``FieldReader`` for its language.
+No ``from __future__ import annotations``: the probe kernel's annotations are objects.
+"""
+
+import weakref
+
+import numpy as np
+
+
+def _indices(elem):
+    if not elem:
+        return [()]
+    if len(elem) == 1:
+        return [(i,) for i in range(elem[0])]
+    return [(i, j) for i in range(elem[0]) for j in range(elem[1])]
+
+
+def _flat(idx, elem) -> int:
+    return idx[0] * (elem[1] if len(elem) == 2 else 1) + (idx[1] if len(idx) == 2 else 0)
+
+
+def _describe(chain) -> str:
+    parts = ["root"]
+    for p in reversed(chain):
+        kind = str(p.type).rsplit(".", 1)[-1]
+        shape = [p.get_shape_along_axis(i) for i in range(p.num_active_indices())]
+        parts.append(f"{kind}{shape}" if kind != "place" else "place")
+    return " -> ".join(parts)
+
+
+def _make_probe(lang):
+    @lang.kernel
+    def _addr_probe(
+        f: lang.template(), ndim: lang.template(), out: lang.types.ndarray(dtype=lang.u64, ndim=1)
+    ):
+        out[0] = lang.get_addr(f, lang.static([0] * ndim))
+
+    return _addr_probe
+
+
+class FieldReader:
+    """Reads the memory layout of one language's fields.
+
+    A field's memory is freed by ``reset()``/``init()`` while the Python field object lives
+    on, and every C++ object it points to (its SNodes) is freed with it: reading a stale
+    field's layout would read freed memory. So each field member is tagged with the program
+    it was created under (``create_field_member`` makes every member of ``field``,
+    ``Vector.field``, ``Matrix.field`` and ``Struct.field``); a member created before the
+    reader was made has no tag and is current only while the program of that time runs.
+    """
+
+    def __init__(self, lang, impl, runtime_name: str, scalar_cls, matrix_cls, to_numpy_type, title: str):
+        self.lang = lang
+        self.impl = impl
+        self.runtime_name = runtime_name  # the module global of impl holding the runtime
+        self.scalar_cls = scalar_cls
+        self.matrix_cls = matrix_cls
+        self.to_numpy_type = to_numpy_type
+        self.title = title
+        self.prog_at_start = self.program()
+        self._probe = None
+        self._bases: dict = {}  # SNode tree id -> address of its root buffer, for _bases_prog
+        self._bases_prog = None
+        self._layouts = weakref.WeakKeyDictionary()  # field -> (program, layout)
+        create = impl.create_field_member
+
+        def tagged_create_field_member(*args, **kwargs):
+            members = create(*args, **kwargs)
+            members[0]._tiarray_prog = self.program()
+            return members
+
+        impl.create_field_member = tagged_create_field_member
+
+    def program(self):
+        rt = getattr(self.impl, self.runtime_name)
+        return getattr(rt, "_prog", None) if hasattr(rt, "_prog") else rt.prog
+
+    def is_current(self, f) -> bool:
+        prog = self.program()
+        return prog is not None and getattr(f.vars[0], "_tiarray_prog", self.prog_at_start) is prog
+
+    def _check_current(self, f) -> None:
+        if not self.is_current(f):
+            raise RuntimeError(
+                f"the field belongs to a {self.title} runtime that was reset or re-initialised (reset() or "
+                "init() since it was created); its memory has been freed"
+            )
+
+    def _member_layout(self, sf):
+        """``(address, shape, byte_strides)`` of one scalar field member, or a reason string."""
+        p = sf.vars[0].ptr.snode()
+        if p is None:
+            return "the field is not placed in an SNode tree yet"
+        chain = []  # place ... outermost, root excluded
+        while p is not None and str(p.type) != "SNodeType.root":
+            chain.append(p)
+            p = p.parent
+        if p is None:
+            return "the field's SNode tree has no root"
+        root = p
+        kinds = [str(q.type).rsplit(".", 1)[-1] for q in chain[1:]]
+        if any(k != "dense" for k in kinds):
+            return f"its layout {_describe(chain)} has {', '.join(sorted(set(kinds) - {'dense'}))} SNodes"
+        ndim = chain[0].num_active_indices()
+        shape = [chain[0].get_shape_along_axis(i) for i in range(ndim)]
+        strides = [0] * ndim
+        owner_level = [None] * ndim
+        offset = sum(q.offset_bytes_in_parent_cell for q in chain)
+        parent_cum: dict = {}
+        for level, q in enumerate(reversed(chain[1:])):  # outermost dense first
+            n = q.num_active_indices()
+            pos = q.get_physical_index_position()
+            axes = [pos[i] for i in range(n)]
+            cum = {a: q.get_shape_along_axis(i) for i, a in enumerate(axes)}
+            ext = {a: cum[a] // parent_cum.get(a, 1) for a in axes}
+            acc = q.cell_size_bytes  # cells of one dense level are row-major over its axes
+            for a in reversed(axes):
+                if ext[a] > 1:
+                    if owner_level[a] is not None:
+                        return (
+                            f"its layout {_describe(chain)} splits axis {a} over several dense levels "
+                            "(a blocked layout)"
+                        )
+                    owner_level[a] = level
+                    strides[a] = acc
+                acc *= ext[a]
+            parent_cum.update(cum)
+        tree = root.get_snode_tree_id()
+        prog = self.program()
+        if self._bases_prog is not prog:
+            self._bases.clear()
+            self._bases_prog = prog
+        base = self._bases.get(tree)
+        if base is None:  # one probe kernel per SNode tree: the address of this member's [0, ...]
+            if self._probe is None:
+                self._probe = _make_probe(self.lang)
+            out = np.zeros(1, np.uint64)
+            self._probe(sf, ndim, out)
+            base = self._bases[tree] = int(out[0]) - offset
+        return base + offset, tuple(shape), tuple(strides)
+
+    def layout(self, f):
+        """The memory of a field (scalar, vector or matrix) as one strided array:
+        ``(address, shape, byte_strides, numpy_dtype)``, the element axes of a vector/matrix
+        field last; or a string saying why its memory is not one strided array
+        (pointer/bitmasked/dynamic/hash SNodes, blocked dense levels, members that do not
+        lie at one stride from each other). RuntimeError for a field of a runtime reset or
+        re-initialised since it was created (its memory is gone)."""
+        self._check_current(f)
+        hit = self._layouts.get(f)
+        if hit is not None and hit[0] is self.program():
+            return hit[1]  # a placed field's layout never changes while its program runs
+        lay = self._layout(f)
+        if not isinstance(lay, str):
+            self._layouts[f] = (self.program(), lay)
+        return lay
+
+    def _layout(self, f):
+        # Fields created since the last kernel launch are laid out (their SNode tree is
+        # built) only when the runtime materializes again: every kernel launch does it.
+        self.impl.get_runtime().materialize()
+        if isinstance(f, self.matrix_cls):
+            elem = (f.n,) if f.ndim == 1 else (f.n, f.m)
+            members = [f.get_scalar_field(*idx) for idx in _indices(elem)]
+        elif isinstance(f, self.scalar_cls):
+            elem = ()
+            members = [f]
+        else:
+            return f"{type(f).__name__} fields are not supported (only scalar, vector and matrix fields)"
+        dt = self.to_numpy_type(members[0].dtype)
+        item = np.dtype(dt).itemsize
+        layouts = []
+        for sf in members:
+            lay = self._member_layout(sf)
+            if isinstance(lay, str):
+                return lay
+            layouts.append(lay)
+        addr0, shape, strides = layouts[0]
+        if any(s % item for s in strides) or addr0 % item:
+            return "its elements are not aligned to their size"
+        elem_strides = []
+        for k, n in enumerate(elem):
+            unit = tuple(1 if j == k else 0 for j in range(len(elem)))
+            elem_strides.append(layouts[_flat(unit, elem)][0] - addr0 if n > 1 else 0)
+        for idx, (addr, shp, st) in zip(_indices(elem), layouts):
+            if shp != shape or st != strides:
+                return "its vector/matrix members lie in dense SNodes of different shapes (a mixed layout)"
+            if addr != addr0 + sum(i * s for i, s in zip(idx, elem_strides)):
+                return (
+                    "its vector/matrix members do not lie at one stride from each other "
+                    "(a mixed layout: members placed in different SNodes)"
+                )
+        if any(s % item for s in elem_strides):
+            return "its vector/matrix members are not aligned to their size"
+        return addr0, tuple(shape) + elem, tuple(strides) + tuple(elem_strides), dt
+
+    def to_numpy(self, f):
+        """A NumPy copy of a field, whatever its layout (the language's own ``to_numpy``)."""
+        self._check_current(f)
+        return f.to_numpy()
+
+
+# ----------------------------------------------------------------------------- kernel calls
+
+_HOOK: list = [(), None]  # (types, convert(kernel, func, params, args, kwargs) -> (args, kwargs))
+
+
+def set_hook(types: tuple, convert) -> None:
+    _HOOK[:] = [tuple(types), convert]
+
+
+class KernelCallHook:
+    """Wraps ``kernel_cls.__call__`` once: a call whose arguments include an instance of the
+    registered types goes through the registered converter first; any other call costs one
+    ``type()`` test per argument. ``params_of(kernel) -> (func, [(name, annotation)])``."""
+
+    def __init__(self, kernel_cls, params_of):
+        original = kernel_cls.__call__
+        cache = weakref.WeakKeyDictionary()
+
+        def info(kernel):
+            r = cache.get(kernel)
+            if r is None:
+                r = cache[kernel] = params_of(kernel)
+            return r
+
+        def __call__(kernel, *args, **kwargs):
+            types, convert = _HOOK
+            if types and (
+                any(type(a) in types for a in args)
+                or (kwargs and any(type(v) in types for v in kwargs.values()))
+            ):
+                func, params = info(kernel)
+                args, kwargs = convert(kernel, func, params, args, kwargs)
+            return original(kernel, *args, **kwargs)
+
+        __call__.__wrapped__ = original
+        __call__.__doc__ = original.__doc__
+        kernel_cls.__call__ = __call__
