@@ -37,8 +37,8 @@ is timed; a wrong result is reported, not timed):
   installed).
 
 A method whose library is not installed appears as ``not installed`` in its cells: the
-table says what was not measured. Memory-traffic bounds (bytes / 20.1 GB/s, as
-``bench_sparse.py``): the bytes an ideal kernel must move (per family below, ``bound_bytes``).
+table says what was not measured. Memory-traffic bounds (bytes / the copy bandwidth measured
+at the start of the run, as ``bench_sparse.py``): the bytes an ideal kernel must move (per family below, ``bound_bytes``).
 
 Usage (timings only on a quiet machine; the lead runs the full table)::
 
@@ -63,8 +63,10 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import machine_line  # noqa: E402
-from bench_sparse import BW, _fmt, make_case, timed  # noqa: E402
+from _harness import copy_bandwidth, machine_line  # noqa: E402
+from bench_sparse import _fmt, make_case, timed  # noqa: E402
+
+BW = None  # bytes/s, measured by main() on the machine of the run (as bench_sparse.py)
 
 NOT_INSTALLED = "not installed"
 FAMILIES = ["fcn", "dense", "coo", "jitc_mm", "indexed", "delayed", "plasticity"]
@@ -552,6 +554,8 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--stat", choices=["min", "median"], default="min")
     args = ap.parse_args(argv)
+    global BW
+    BW = copy_bandwidth(100 * 2**20 if args.quick else 400 * 2**20)
     ns = args.n or ([1000] if args.quick else [4000, 10000, 40000])
     rs = args.r or ([0.05] if args.quick else [0.01, 0.05, 0.1])
     min_time = args.min_time or (0.02 if args.quick else 0.3)
@@ -570,6 +574,7 @@ def main(argv=None):
           f"{__import__('scipy').__version__ if env.scipy else NOT_INSTALLED}; load "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))  # fmt: skip
     print(f"- min-time {min_time}s x {rounds} round(s); float32 weights, int32 indices")
+    print(f"- memory-traffic bound: bytes / {BW / 1e9:.1f} GB/s (one-thread NumPy copy, measured now)")
     bad = []
     for family in args.families:
         rows = []
