@@ -27,6 +27,7 @@ Python scalars and sequences are :mod:`tiarray._interchange`'s job (a layer abov
 from __future__ import annotations
 
 import ctypes
+import sys
 
 import numpy as np
 
@@ -139,8 +140,6 @@ def _torch_dtype(t, func: str) -> _dtypes.DType:
 def _torch_pin(storage) -> None:
     """Make a CPU torch storage non-resizable (``Tensor.numpy()`` does this to a tensor's
     storage; an alias as bytes does it for every dtype, bfloat16 included)."""
-    import sys
-
     torch = sys.modules["torch"]
     torch.empty(0, dtype=torch.uint8).set_(storage).numpy()
 

@@ -25,6 +25,7 @@ from ._detect import framework_of
 from ._foreign import _import_numpy, _import_torch, device_from_dl, dl_pair, view_of
 from ._kernels.copy import copy_array, copy_to_device
 from ._runtime import CPU
+from ._validate import check_copy
 
 __all__ = ["asarray", "from_dlpack", "export_dlpack"]
 
@@ -77,8 +78,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> TiArray:
     tiarray.int64
     """
     func = "asarray"
-    if copy not in (None, True, False):
-        raise ValueError(f"{func}(): argument 'copy' must be True, False or None, got {copy!r}")
+    check_copy(copy, func)
     want_dtype = None if dtype is None else _dtypes.to_dtype(dtype, func=func)
     want_device = None if device is None else _runtime.get_device(device, func=func)
 
@@ -271,8 +271,7 @@ def export_dlpack(x: TiArray, *, stream, max_version, dl_device, copy):
                 f"__dlpack__(): argument 'max_version' must be None or a (major, minor) tuple of ints, "
                 f"got {max_version!r}"
             )
-    if copy not in (None, True, False):
-        raise TypeError(f"__dlpack__(): argument 'copy' must be True, False or None, got {copy!r}")
+    check_copy(copy, "__dlpack__")
     versioned = max_version is not None and max_version[0] >= 1
     if x._readonly and not versioned:
         # A legacy capsule has no read-only flag: its consumer may write (even JAX, into a

@@ -14,7 +14,7 @@ import operator
 
 from . import _dtypes
 from ._array_object import TiArray, api_sequence, c_strides
-from ._validate import check_array, check_int, check_same_device, normalize_axes, normalize_axis
+from ._validate import check_array, check_copy, check_int, check_same_device, normalize_axes, normalize_axis
 from ._views import broadcast_shapes as _broadcast_shapes
 from ._views import broadcast_view, reshape_view
 
@@ -481,8 +481,7 @@ def reshape(x, /, shape, *, copy=None) -> TiArray:
     """
     func = "reshape"
     x = check_array(x, func)
-    if copy not in (None, True, False):
-        raise ValueError(f"{func}(): argument 'copy' must be True, False or None, got {copy!r}")
+    check_copy(copy, func)
     shape = _infer_shape(_shape_arg(shape, func), x.size, x._shape, func)
     if copy:
         from ._kernels.copy import copy_array

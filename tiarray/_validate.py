@@ -16,7 +16,7 @@ from ._array_object import TiArray
 
 __all__ = [
     "AxisError", "check_array", "check_same_device", "check_int", "normalize_axis", "normalize_axes",
-    "check_bool", "check_dtype",
+    "check_bool", "check_copy", "check_dtype",
 ]  # fmt: skip
 
 
@@ -117,6 +117,12 @@ def check_bool(v, func: str, arg: str, *, numpy_bool: bool = False) -> bool:
     if numpy_bool and isinstance(v, np.bool_):
         return bool(v)
     raise TypeError(f"{func}(): argument '{arg}' must be a bool, got {v!r}")
+
+
+def check_copy(copy, func: str) -> None:
+    """``ValueError`` unless ``copy`` is one of the standard's ``True``, ``False``, ``None``."""
+    if copy not in (None, True, False):
+        raise ValueError(f"{func}(): argument 'copy' must be True, False or None, got {copy!r}")
 
 
 def check_dtype(

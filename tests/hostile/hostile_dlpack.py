@@ -206,3 +206,15 @@ def test_random_capsule_headers_import_or_raise(ndim, dims, code, bits, lanes, d
         assert not null_data
         c = ta.asarray(x, copy=True)  # reads the memory: inside buf
         assert c.shape == x.shape
+
+
+def test_export_checks_its_keywords():
+    x = ta.arange(3.0)
+    with pytest.raises(
+        ValueError, match=r"__dlpack__\(\): argument 'copy' must be True, False or None, got 'yes'"
+    ):
+        x.__dlpack__(copy="yes")
+    with pytest.raises(
+        TypeError, match=r"__dlpack__\(\): argument 'max_version' must be None or a \(major, minor\)"
+    ):
+        x.__dlpack__(max_version=1)
