@@ -350,29 +350,39 @@ def _scatter_span_atomic(weights: ti.template(), indices: ti.template(), vector:
 
 
 @ti.func
-def _block_active(vector: ti.template(), i0):
-    """Whether any of ``vector[i0 : i0 + EVENT_BLOCK]`` is nonzero (``-0.0`` is zero, NaN is not:
-    the per-row test ``vi != 0``). An OR over a fixed-length loop, which LLVM vectorises."""
+def _at(vector: ti.template(), s, i):
+    """``vector[i]``, or ``vector[s, i]`` for a 2-D one (row ``s`` of a spike history)."""
+    if ti.static(ndim(vector) == 2):
+        return vector[s, i]
+    else:
+        return vector[i]
+
+
+@ti.func
+def _block_active(vector: ti.template(), s, i0):
+    """Whether any of ``vector[i0 : i0 + EVENT_BLOCK]`` (of row ``s`` for a 2-D ``vector``) is
+    nonzero (``-0.0`` is zero, NaN is not: the per-row test ``vi != 0``). An OR over a
+    fixed-length loop, which LLVM vectorises."""
     acc = 0
     if ti.static(is_bool(vector)):
         acc8 = ti.cast(0, ti.u8)
         for k in range(EVENT_BLOCK):
-            acc8 |= vector[i0 + k]
+            acc8 |= _at(vector, s, i0 + k)
         acc = ti.cast(acc8, ti.i32)
     elif ti.static(vector.get_type().element_type == ti.f32):
         # the bits without the sign: zero exactly for +-0.0 (a float compare does not vectorise)
         bits = ti.cast(0, ti.u32)
         for k in range(EVENT_BLOCK):
-            bits |= ti.bit_cast(vector[i0 + k], ti.u32) << 1
+            bits |= ti.bit_cast(_at(vector, s, i0 + k), ti.u32) << 1
         acc = ti.cast(bits != 0, ti.i32)
     elif ti.static(vector.get_type().element_type == ti.f64):
         bits = ti.cast(0, ti.u64)
         for k in range(EVENT_BLOCK):
-            bits |= ti.bit_cast(vector[i0 + k], ti.u64) << 1
+            bits |= ti.bit_cast(_at(vector, s, i0 + k), ti.u64) << 1
         acc = ti.cast(bits != 0, ti.i32)
     else:
         for k in range(EVENT_BLOCK):
-            acc |= ti.cast(vector[i0 + k] != 0, ti.i32)
+            acc |= ti.cast(_at(vector, s, i0 + k) != 0, ti.i32)
     return acc != 0
 
 
@@ -391,7 +401,7 @@ def _scatter_rows(weights: ti.template(), indices: ti.template(), indptr: ti.tem
         e = ti.min(i + EVENT_BLOCK, hi)
         active = True
         if e - i == EVENT_BLOCK:
-            active = _block_active(vector, i)
+            active = _block_active(vector, 0, i)
         if active:
             for r in range(i, e):
                 vi = vector[r]

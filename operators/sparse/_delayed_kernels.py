@@ -20,7 +20,7 @@ Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotation
 from tiarray._internal import ti
 
 from ._common import CHUNK, is_bool, ndim, on_gpu
-from ._csr_kernels import _add_blocks, _bounds, _slot_rows, _valid
+from ._csr_kernels import EVENT_BLOCK, _add_blocks, _block_active, _bounds, _slot_rows, _valid
 
 
 @ti.func
@@ -168,6 +168,187 @@ def delayed_kernel(
                     else:
                         _delayed_rows(weights, indices, indptr, delays, history, scratch, (q - 1) * n_out, lo, hi,
                                       n_out, nnz, tt)  # fmt: skip
+            for c in range(ti.select(nt > 1, n_out, 0)):
+                _add_blocks(out, scratch, nt, n_out, c)
+
+
+# ----------------------------------------------------------------------------- delay-sorted
+
+
+@ti.real_func
+def _sorted_row(
+    weights: ti.types.ndarray(ndim=1),
+    cols: ti.types.ndarray(ndim=1),
+    perm: ti.types.ndarray(ndim=1),
+    target: ti.types.ndarray(ndim=1),
+    off: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n_out: ti.i32,
+    v: ti.f64,
+):
+    """``target[off + cols[j]] += v w[perm[j]]`` over the delay segment ``[a, b)`` of one row."""
+    s = ti.cast(v, target.get_type().element_type)
+    for j in range(a, b):
+        k = cols[j]
+        if k >= 0 and k < n_out:
+            q = off + ti.cast(k, ti.i32)
+            target[q] = target[q] + weights[ti.cast(perm[j], ti.i32)] * s
+
+
+@ti.real_func
+def _sorted_row_contiguous(
+    wsort: ti.types.ndarray(ndim=1),
+    cols: ti.types.ndarray(ndim=1),
+    target: ti.types.ndarray(ndim=1),
+    off: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n_out: ti.i32,
+    v: ti.f64,
+):
+    """:func:`_sorted_row` with the weights already in the index's order (``wsort[j]``)."""
+    s = ti.cast(v, target.get_type().element_type)
+    for j in range(a, b):
+        k = cols[j]
+        if k >= 0 and k < n_out:
+            q = off + ti.cast(k, ti.i32)
+            target[q] = target[q] + wsort[j] * s
+
+
+@ti.real_func
+def _sorted_row_homo(
+    cols: ti.types.ndarray(ndim=1),
+    target: ti.types.ndarray(ndim=1),
+    off: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n_out: ti.i32,
+    w: ti.f64,
+):
+    """:func:`_sorted_row` with one weight ``w`` (times the event) for every synapse."""
+    s = ti.cast(w, target.get_type().element_type)
+    for j in range(a, b):
+        k = cols[j]
+        if k >= 0 and k < n_out:
+            q = off + ti.cast(k, ti.i32)
+            target[q] = target[q] + s
+
+
+@ti.func
+def _segment(dptr: ti.template(), i, d, m, nnz):
+    """Synapses ``[a, b)`` of row ``i`` with delay ``d`` in the delay index (delay-major: the
+    segments of one delay lie in row order), clamped into ``[0, nnz]``."""
+    q = ti.cast(d, ti.i64) * m + i
+    a = ti.cast(ti.min(ti.max(dptr[q], 0), nnz), ti.i32)
+    b = ti.cast(ti.min(ti.max(dptr[q + 1], 0), nnz), ti.i32)
+    return a, ti.max(a, b)
+
+
+@ti.func
+def _sorted_rows(weights: ti.template(), dptr: ti.template(), perm: ti.template(), cols: ti.template(),
+                 wsort: ti.template(), history: ti.template(), target: ti.template(), off, lo, hi, n_out, nnz, tm):  # fmt: skip
+    """The rows ``[lo, hi)`` of one thread slot: each slot ``s`` of the history is scanned
+    ``EVENT_BLOCK`` rows at a time (as ``_csr_kernels._scatter_rows``), and an event of row
+    ``i`` delivers the synapses of ``i`` whose delay reads slot ``s`` at this step."""
+    D = history.shape[0]
+    for s in range(D):
+        d = tm - s  # the delay whose synapses read slot s now: (t - s) mod D
+        if d < 0:
+            d += D
+        i = lo
+        while i < hi:
+            e = ti.min(i + EVENT_BLOCK, hi)
+            active = True
+            if e - i == EVENT_BLOCK:
+                active = _block_active(history, s, i)
+            if active:
+                for r in range(i, e):
+                    v = history[s, r]
+                    if v != 0:
+                        a, b = _segment(dptr, r, d, history.shape[1], nnz)
+                        if b > a:
+                            x = ti.cast(1.0, ti.f64)
+                            if ti.static(not is_bool(history)):
+                                x = ti.cast(v, ti.f64)
+                            if ti.static(ndim(weights) == 0):
+                                _sorted_row_homo(
+                                    cols, target, off, a, b, n_out, ti.cast(weights[None], ti.f64) * x
+                                )
+                            elif wsort.shape[0] >= b:
+                                _sorted_row_contiguous(wsort, cols, target, off, a, b, n_out, x)
+                            else:
+                                _sorted_row(weights, cols, perm, target, off, a, b, n_out, x)
+            i = e
+
+
+@ti.kernel
+def delayed_sorted_kernel(
+    weights: ti.types.ndarray(),
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    delays: ti.types.ndarray(ndim=1),
+    history: ti.types.ndarray(ndim=2),
+    t: ti.types.ndarray(ndim=0),
+    dptr: ti.types.ndarray(ndim=1),
+    perm: ti.types.ndarray(ndim=1),
+    cols: ti.types.ndarray(ndim=1),
+    wsort: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=1),
+    scratch: ti.types.ndarray(ndim=1),
+):
+    """``delayed_kernel`` through the delay index (``dptr``, ``perm``, ``cols``: the synapses of
+    each row grouped by delay): an event in slot ``s`` of row ``i`` visits only the synapses
+    whose delay makes them read slot ``s`` at step ``t``, so the work is the synapses delivered
+    now, plus the ``D x m`` reads of ``history``. ``wsort`` (empty, or ``weights[perm]``: the
+    weights in the index's order, contiguous per segment) spares the indirect weight reads."""
+    nnz = ti.min(perm.shape[0], cols.shape[0])
+    if ti.static(ndim(weights) == 1):
+        nnz = ti.min(nnz, weights.shape[0])
+    n_out = out.shape[0]
+    D = history.shape[0]
+    n_rows = ti.min(indptr.shape[0] - 1, history.shape[1])
+    if ti.cast(dptr.shape[0], ti.i64) < ti.cast(D, ti.i64) * history.shape[1] + 1:
+        n_rows = 0  # not an index of this history (internal arrays: never the case)
+    tm = 0
+    if D > 0:
+        tm = _slot(t[None], 0, D)
+    if D > 0:
+        if ti.static(on_gpu()):
+            for i in range(n_rows):
+                for s in range(D):
+                    v = history[s, i]
+                    if v != 0:
+                        d = tm - s
+                        if d < 0:
+                            d += D
+                        a, b = _segment(dptr, i, d, history.shape[1], nnz)
+                        for j in range(a, b):
+                            k = cols[j]
+                            if _valid(k, n_out):
+                                wj = ti.cast(0, out.get_type().element_type)
+                                if ti.static(ndim(weights) == 0):
+                                    wj = weights[None]
+                                else:
+                                    wj = weights[ti.cast(perm[j], ti.i32)]
+                                if ti.static(not is_bool(history)):
+                                    wj = wj * ti.cast(v, out.get_type().element_type)
+                                ti.atomic_add(out[ti.cast(k, ti.i32)], wj)
+        else:
+            nt = 1
+            if n_out > 0:
+                nt = scratch.shape[0] // n_out + 1
+            for s in range(nt * CHUNK):
+                if s % CHUNK == 0:
+                    q = s // CHUNK
+                    lo, hi = _slot_rows(indptr, n_rows, nnz, q, nt)
+                    if q == 0:
+                        _sorted_rows(
+                            weights, dptr, perm, cols, wsort, history, out, 0, lo, hi, n_out, nnz, tm
+                        )
+                    else:
+                        _sorted_rows(weights, dptr, perm, cols, wsort, history, scratch, (q - 1) * n_out, lo, hi,
+                                     n_out, nnz, tm)  # fmt: skip
             for c in range(ti.select(nt > 1, n_out, 0)):
                 _add_blocks(out, scratch, nt, n_out, c)
 

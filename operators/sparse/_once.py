@@ -31,7 +31,7 @@ import weakref
 
 import numpy as np
 
-from tiarray._internal import framework_of
+from tiarray._internal import framework_of, numpy_data_ptr
 
 from . import _xp
 
@@ -73,7 +73,7 @@ def stamp(x):
             return None
         return ("torch", version, x.data_ptr(), tuple(x.shape), tuple(x.stride()), str(x.dtype))
     if isinstance(x, np.ndarray) and _frozen_numpy(x):
-        return ("numpy", x.ctypes.data, x.shape, x.strides, x.dtype.str)
+        return ("numpy", numpy_data_ptr(x), x.shape, x.strides, x.dtype.str)
     return None
 
 

@@ -18,10 +18,31 @@ def net():
     return w, idx, ptr, delays, np.repeat(np.arange(30), np.diff(ptr))
 
 
+def _frozen(*arrays):
+    out = []
+    for a in arrays:
+        a = np.array(a)
+        a.flags.writeable = False
+        out.append(a)
+    return out
+
+
+# "writeable": arrays that may change, the direct kernel; "frozen": read-only arrays, the
+# product through the cached delay index (per-synapse weights reordered once); "one": a
+# single weight through the index.
+@pytest.mark.parametrize("arrays", ["writeable", "frozen", "one"])
 @pytest.mark.parametrize("mode", ["serial", "parallel"])
-def test_ring_buffer_simulation(net, mode):
+def test_ring_buffer_simulation(net, mode, arrays):
     """Each synapse delivers the spike of its presynaptic neuron exactly ``delay`` steps later."""
     w, idx, ptr, delays, rows = net
+    if arrays == "one":
+        w = np.float64(0.75)
+    if arrays != "writeable":
+        idx, ptr, delays = _frozen(idx, ptr, delays)
+        assert sp._delayed._delay_index(idx, ptr, delays, 30, 5) is not None
+    else:
+        assert sp._delayed._delay_index(idx, ptr, delays, 30, 5) is None
+    wb = np.broadcast_to(w, idx.shape)
     rng = np.random.default_rng(0)
     D, steps = 5, 23
     spikes = rng.random((steps, 30)) < 0.15
@@ -33,8 +54,32 @@ def test_ring_buffer_simulation(net, mode):
             want = np.zeros(20)
             for j in range(idx.shape[0]):
                 if t - delays[j] >= 0 and spikes[t - delays[j], rows[j]]:
-                    want[idx[j]] += w[j]
+                    want[idx[j]] += wb[j]
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_delay_index_follows_changes(torch, net):
+    """The cached delay index is rebuilt when a torch tensor of the structure changes in place
+    (its version counter), and the float history weights each delivered synapse."""
+    w, idx, ptr, delays, rows = net
+    tw, ti_, tp, td = (torch.from_numpy(a.copy()) for a in (w, idx, ptr, delays))
+    rng = np.random.default_rng(5)
+    hist = rng.random((5, 30)) * (rng.random((5, 30)) < 0.4)
+
+    def want(d, t):
+        y = np.zeros(20)
+        np.add.at(y, idx, w * hist[(t - d) % 5, rows])
+        return y
+
+    for t in (3, 8):
+        got = sp.event_csrmv_delayed(tw, ti_, tp, td, torch.from_numpy(hist), t, shape=(30, 20))
+        np.testing.assert_allclose(got.numpy(), want(delays, t), rtol=1e-12, atol=1e-12)
+    td.add_(1).remainder_(5)  # every delay changes in place
+    got = sp.event_csrmv_delayed(tw, ti_, tp, td, torch.from_numpy(hist), 8, shape=(30, 20))
+    np.testing.assert_allclose(got.numpy(), want((delays + 1) % 5, 8), rtol=1e-12, atol=1e-12)
+    tw.data.mul_(2)  # a write that torch's version counter does not see: weights are never cached
+    got = sp.event_csrmv_delayed(tw, ti_, tp, td, torch.from_numpy(hist), 8, shape=(30, 20))
+    np.testing.assert_allclose(got.numpy(), 2 * want((delays + 1) % 5, 8), rtol=1e-12, atol=1e-12)
 
 
 def test_errors(net):
