@@ -164,9 +164,12 @@ def event_csrmv_delayed(weights, indices, indptr, delays, history, t, *, shape):
     ``history[t % D]`` (written before the call), so delay 0 is the current step. This is
     ``A.T @ e`` with a delay-dependent ``e`` (the spiking direction).
 
-    Work: the ``D`` slots of each neuron are read to find the neurons without any event in
-    the window (their synapses are skipped); the synapses of the others are read with
-    their delays.
+    Work: the ``D x m`` history is scanned (64 entries at a time) and each event visits only
+    the synapses it delivers now, through a *delay index* (each row's synapses grouped by
+    delay) built once and cached while the structure cannot change (JAX arrays, torch
+    tensors per ``_version``, read-only NumPy arrays; see :func:`column_index`). A traced or
+    writeable structure runs the direct kernel instead, which reads every synapse of the
+    neurons with an event in the window.
 
     Parameters
     ----------

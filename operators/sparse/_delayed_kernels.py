@@ -10,6 +10,9 @@ of the step written at slot ``s``. Synapse ``j`` of row ``i`` (column ``c_j``, d
   neuron has no event in any of the ``D`` slots is skipped after ``D`` reads (no synapse
   read); the others read every synapse's delay and event. CPU: rows split by synapse
   count between the thread slots, private outputs (the CSR scatter scheme).
+- ``delayed_sorted_kernel``: the same product through the delay index (``dptr``, ``perm``,
+  ``cols``: each row's synapses grouped by delay, delay-major): each slot of ``history`` is
+  scanned 64 rows at a time and an event visits the synapses that read its slot now.
 - ``delayed_sddmm_kernel`` (weight gradient): ``g_j = ct[c_j] history[(t - d_j) mod D, row_j]``.
 - ``delayed_t_kernel`` (history gradient): ``G[(t - d_j) mod D, row_j] += w_j ct[c_j]``;
   row ``i`` writes only column ``i`` of ``G``, so rows run in parallel without atomics.
