@@ -1,6 +1,6 @@
 """Nox sessions: one test session per framework, each installing only that framework.
 
-    nox                      # the CI set: lint, tests-numpy/torch/jax/all, docs, examples
+    nox                      # the CI set: lint, tests-numpy/torch/jax/all/quadrants/py313, docs, examples
     nox -s tests-torch       # one session
     nox -s bench             # the benchmark scripts (prints ratio tables)
     nox -s tests-cupy        # on a machine with a CUDA GPU and CuPy
@@ -9,17 +9,35 @@ Every session installs tiarray itself (not editable) with constraints.txt, so ea
 one proves the package works with that framework alone.
 """
 
+import glob
 import os
+import shutil
 
 import nox
 
 nox.options.sessions = [
-    "lint", "tests-numpy", "tests-torch", "tests-jax", "tests-all", "tests-quadrants", "docs", "examples",
+    "lint", "tests-numpy", "tests-torch", "tests-jax", "tests-all", "tests-quadrants", "tests-py313", "docs",
+    "examples",
 ]  # fmt: skip
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = False
 
 PY = "3.11" if os.environ.get("CI") else None
+
+
+def _interpreter(version):
+    """``pythonX.Y`` on PATH when it runs, else pyenv's newest ``X.Y.*`` (installed, not on
+    PATH by default: a pyenv shim answers only for the selected version), else the name."""
+    name = f"python{version}"
+    exe = shutil.which(name)
+    if exe and "/shims/" not in exe:
+        return exe
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found = sorted(glob.glob(os.path.join(root, "versions", f"{version}.*", "bin", name)))
+    return found[-1] if found else version
+
+
+PY313 = _interpreter("3.13")
 C = ("-c", "constraints.txt")
 ENV = {
     "ENABLE_TAICHI_HEADER_PRINT": "0",
@@ -91,6 +109,14 @@ def tests_quadrants(session):
     """quadrants (Genesis' Taichi fork) beside taichi: its arrays in, TiArrays in its kernels."""
     session.install(*C, ".[test,torch,quadrants]")
     _pytest(session, "quadrants and not jax and not cupy", ENABLE_QUADRANTS_HEADER_PRINT="0")
+
+
+@nox.session(name="tests-py313", python=PY313)
+def tests_py313(session):
+    """Python 3.13 (pyenv's where it is not on PATH): Taichi + NumPy + JAX, everything but torch
+    (its pinned CPU build is a cp311 wheel) and the quadrants session's tests."""
+    session.install(*C, ".[test,jax]")
+    _pytest(session, "not torch and not cupy and not quadrants")
 
 
 @nox.session(name="tests-cupy", python=PY)
