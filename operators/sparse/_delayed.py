@@ -239,13 +239,20 @@ def event_csrmv_delayed(weights, indices, indptr, delays, history, t, *, shape):
     if index is None:  # no index to build once: the direct kernel
         return _MAIN(w, idx, ptr, d, h, tt, shape=(m, n))
     dptr, perm, cols = index
+
+    # no weights to reorder (one weight), or weights that change: read through perm
+    def unsorted():
+        return _xp.full((0,), 0, _xp.dtype_of(w).name, w)
+
     # weights that cannot change (JAX arrays, frozen NumPy): reordered once. Not torch
     # tensors: writes through ``.data`` (gradcheck's, old optimizers') do not count in
     # ``_version``, and stale weights would be a silent wrong answer.
-    if len(w.shape) == 1 and _xp.fw_of(w) in ("numpy", "jax") and _once.stamp(w) is not None:
-        wsort = _once.cached("delay_weights", (w, idx, ptr, d), (m, D), lambda: _sorted_weights(w, perm))
-    else:  # no weights to reorder (one weight), or weights that change: read through perm
-        wsort = _xp.full((0,), 0, _xp.dtype_of(w).name, w)
+    if len(w.shape) == 1 and _xp.fw_of(w) in ("numpy", "jax"):
+        wsort = _once.cached(
+            "delay_weights", (w, idx, ptr, d), (m, D), lambda: _sorted_weights(w, perm), unsorted
+        )
+    else:
+        wsort = unsorted()
     return _SORTED(w, idx, ptr, d, h, tt, dptr, perm, cols, wsort, shape=(m, n))
 
 
@@ -257,8 +264,8 @@ def _sorted_weights(w, perm):
 
 def _delay_index(idx, ptr, d, m, D):
     """The synapses of each row grouped by delay: ``(dptr, perm, cols)`` with row ``i``'s
-    synapses of delay ``k`` at ``perm[dptr[i D + k] : dptr[i D + k + 1]]`` (positions in
-    ``indices``, increasing) and ``cols`` their columns; ``None`` where the structure is traced
+    synapses of delay ``k`` at ``perm[dptr[k m + i] : dptr[k m + i + 1]]`` (delay-major;
+    positions in ``indices``, increasing) and ``cols`` their columns; ``None`` where the structure is traced
     or may change between calls (``_once.stamp``): those calls use the direct kernel.
 
     Built on the host (a stable sort) once per version of the three arrays (``_once``), in
@@ -266,10 +273,6 @@ def _delay_index(idx, ptr, d, m, D):
     Delays are taken modulo ``D``, as the direct kernel reads them.
     """
     arrays = (idx, ptr, d)
-    if any(_once.stamp(a) is None for a in arrays):
-        # traced, or arrays that may change (writeable NumPy, CuPy, TiArrays): building the
-        # index (a sort) on every call would cost more than the direct kernel saves
-        return None
 
     def build():
         hi, hp, hd = (np.asarray(_xp.host(a)) for a in arrays)  # validated: indptr 0 .. nnz, sorted
@@ -284,7 +287,9 @@ def _delay_index(idx, ptr, d, m, D):
             return res
         return tuple(_xp.from_numpy(r, idx) for r in res)
 
-    return _once.cached("delay_index", arrays, (m, D), build)
+    # traced, or arrays that may change (writeable NumPy, CuPy, TiArrays): no index, since
+    # building it (a sort) on every call would cost more than the direct kernel saves
+    return _once.cached("delay_index", arrays, (m, D), build, lambda: None)
 
 
 event_csrmv_delayed.operator = _MAIN

@@ -23,7 +23,16 @@ Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotation
 from tiarray._internal import ti
 
 from ._common import CHUNK, is_bool, ndim, on_gpu
-from ._csr_kernels import EVENT_BLOCK, _add_blocks, _block_active, _bounds, _slot_rows, _valid
+from ._csr_kernels import (
+    EVENT_BLOCK,
+    _add_blocks,
+    _block_active,
+    _bounds,
+    _scatter_row,
+    _scatter_row_homo,
+    _slot_rows,
+    _valid,
+)
 
 
 @ti.func
@@ -199,45 +208,6 @@ def _sorted_row(
             target[q] = target[q] + weights[ti.cast(perm[j], ti.i32)] * s
 
 
-@ti.real_func
-def _sorted_row_contiguous(
-    wsort: ti.types.ndarray(ndim=1),
-    cols: ti.types.ndarray(ndim=1),
-    target: ti.types.ndarray(ndim=1),
-    off: ti.i32,
-    a: ti.i32,
-    b: ti.i32,
-    n_out: ti.i32,
-    v: ti.f64,
-):
-    """:func:`_sorted_row` with the weights already in the index's order (``wsort[j]``)."""
-    s = ti.cast(v, target.get_type().element_type)
-    for j in range(a, b):
-        k = cols[j]
-        if k >= 0 and k < n_out:
-            q = off + ti.cast(k, ti.i32)
-            target[q] = target[q] + wsort[j] * s
-
-
-@ti.real_func
-def _sorted_row_homo(
-    cols: ti.types.ndarray(ndim=1),
-    target: ti.types.ndarray(ndim=1),
-    off: ti.i32,
-    a: ti.i32,
-    b: ti.i32,
-    n_out: ti.i32,
-    w: ti.f64,
-):
-    """:func:`_sorted_row` with one weight ``w`` (times the event) for every synapse."""
-    s = ti.cast(w, target.get_type().element_type)
-    for j in range(a, b):
-        k = cols[j]
-        if k >= 0 and k < n_out:
-            q = off + ti.cast(k, ti.i32)
-            target[q] = target[q] + s
-
-
 @ti.func
 def _segment(dptr: ti.template(), i, d, m, nnz):
     """Synapses ``[a, b)`` of row ``i`` with delay ``d`` in the delay index (delay-major: the
@@ -275,11 +245,11 @@ def _sorted_rows(weights: ti.template(), dptr: ti.template(), perm: ti.template(
                             if ti.static(not is_bool(history)):
                                 x = ti.cast(v, ti.f64)
                             if ti.static(ndim(weights) == 0):
-                                _sorted_row_homo(
+                                _scatter_row_homo(
                                     cols, target, off, a, b, n_out, ti.cast(weights[None], ti.f64) * x
                                 )
-                            elif wsort.shape[0] >= b:
-                                _sorted_row_contiguous(wsort, cols, target, off, a, b, n_out, x)
+                            elif wsort.shape[0] >= b:  # the weights in the index's order
+                                _scatter_row(wsort, cols, target, off, a, b, n_out, x)
                             else:
                                 _sorted_row(weights, cols, perm, target, off, a, b, n_out, x)
             i = e

@@ -77,12 +77,15 @@ def stamp(x):
     return None
 
 
-def cached(kind: str, arrays: tuple, extra: tuple, compute):
+def cached(kind: str, arrays: tuple, extra: tuple, compute, uncacheable=None):
     """``compute()``, or the value it gave for the same ``kind``, arrays (identity and stamp) and
-    ``extra`` (hashable Python values) when none of the arrays can have changed since."""
+    ``extra`` (hashable Python values) when none of the arrays can have changed since.
+
+    Where an array has no stamp (it may change, or it is traced) nothing is cached and
+    ``compute()`` runs, or ``uncacheable()`` when given (a caller with another way there)."""
     stamps = tuple(stamp(a) for a in arrays)
     if any(s is None for s in stamps):
-        return compute()
+        return compute() if uncacheable is None else uncacheable()
     key = (kind, tuple(id(a) for a in arrays), extra)
     with _lock:
         hit = _cache.get(key)
