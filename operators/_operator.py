@@ -213,6 +213,7 @@ class _Resolved:
         "scratch",  # {serial (bool): tuple of ShapeDtype}; empty tuples without scratch
         "mode",  # "serial" / "parallel" fixed by the policy for this signature, or None
         "decide",  # per-call policy: callable(host_inputs) -> "serial" | "parallel", or None
+        "alias",  # per output: the index of the input it starts from, or None; None without aliases
     )
 
     def scratch_max(self) -> tuple:
@@ -295,6 +296,15 @@ class Operator:
         Taichi ``CompileConfig`` fields set for this Operator's kernels only, e.g.
         ``{"fast_math": True}`` for a reduction that LLVM may then vectorise across the
         loop (``tiarray.init`` compiles with ``fast_math=False`` for IEEE semantics).
+    aliases : dict, optional
+        ``{output: input}`` by kernel parameter names: each such output **starts with the
+        values of that input** (same shape and dtype) instead of zeros, so a kernel that
+        updates a few elements of a large array (a learning rule on the synapses of the
+        neurons that spiked) writes only those. NumPy, torch, CuPy and TiArray calls copy
+        the input into a new output (the input is never changed); under ``jax.jit`` the
+        output is the input's buffer where XLA may reuse it (a ``lax.scan`` carry, a
+        donated argument) and a copy XLA makes otherwise. Gradients of such an Operator
+        come from its ``jvp``/``transpose`` rules (Taichi autodiff does not see the copy).
     partition : str, optional
         Which axes may be split across devices when JAX partitions a computation (``jit``
         with sharded inputs): a rule in einsum-like notation with one entry per kernel
@@ -308,8 +318,10 @@ class Operator:
     ------
     TypeError
         For a missing or non-callable ``outs``, kernels with different parameters, names
-        in ``linear``/``nondiff`` that are not inputs, ``transpose`` without ``linear``,
-        a ``partition`` rule that is not a str.
+        in ``linear``/``nondiff``/``aliases`` that are not parameters, ``transpose`` without
+        ``linear``, a ``partition`` rule that is not a str, ``aliases`` with ``partition``.
+        At a call: an ``aliases`` entry whose output is not an output, whose input is not
+        an array input, or whose two arrays differ in shape or dtype.
     ValueError
         For a ``partition`` rule that does not parse or does not match the kernel's
         parameters (one entry per parameter, empty for scalars).
@@ -352,6 +364,7 @@ class Operator:
         policy=None,
         compile_options: dict | None = None,
         partition: str | None = None,
+        aliases: dict | None = None,
     ):
         if not isinstance(name, str) or not name:
             raise TypeError(f"Operator(): argument 'name' must be a non-empty str, got {name!r}")
@@ -407,6 +420,11 @@ class Operator:
             )
         if self.linear and transpose is None:
             raise TypeError(f"Operator({name!r}): 'linear' is only used with a 'transpose' rule")
+        self.aliases = self._aliases_arg(aliases, names)
+        if self.aliases and partition is not None:
+            raise TypeError(
+                f"Operator({name!r}): 'aliases' and 'partition' cannot be combined (not supported yet)"
+            )
         sd = dict(static_defaults or {})
         for k, v in sd.items():
             _check_hashable(name, k, v)
@@ -441,6 +459,50 @@ class Operator:
                     f"(parameters: {', '.join(names)})"
                 )
         return value
+
+    def _aliases_arg(self, aliases, names):
+        if aliases is None:
+            return {}
+        if not isinstance(aliases, dict):
+            raise TypeError(
+                f"Operator({self.name!r}): argument 'aliases' must be a dict {{output name: input name}}, "
+                f"got {type(aliases).__name__}"
+            )
+        for o, i in aliases.items():
+            for v in (o, i):
+                if v not in names:
+                    raise TypeError(
+                        f"Operator({self.name!r}): argument 'aliases' names {v!r}, which is not a kernel "
+                        f"parameter (parameters: {', '.join(names)})"
+                    )
+        if len(set(aliases.values())) != len(aliases):
+            raise TypeError(
+                f"Operator({self.name!r}): argument 'aliases' gives one input to two outputs: {aliases!r}"
+            )
+        return dict(aliases)
+
+    def _resolve_aliases(self, n_in, sds, outs):
+        """Per output, the index of the input it starts from (``aliases``), or None."""
+        where = {p.name: i for i, p in enumerate(self._params)}
+        alias = [None] * len(outs)
+        for o, i in self.aliases.items():
+            jo, ji = where[o] - n_in, where[i]
+            if not 0 <= jo < len(outs):
+                raise TypeError(
+                    f"{self.name}: 'aliases' maps {o!r} to {i!r}, but {o!r} is not an output of this call "
+                    f"(the call gave {n_in} input(s); outputs: "
+                    f"{', '.join(p.name for p in self._params[n_in : n_in + len(outs)])})"
+                )
+            if ji >= n_in or not self._params[ji].is_array:
+                raise TypeError(f"{self.name}: 'aliases' maps {o!r} to {i!r}, which is not an array input")
+            a, b = sds[ji], outs[jo]
+            if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+                raise TypeError(
+                    f"{self.name}: output {o!r} starts from input {i!r} ('aliases'), so it must have its shape "
+                    f"and dtype {tuple(a.shape)} {a.dtype.name}; outs() gave {tuple(b.shape)} {b.dtype.name}"
+                )
+            alias[jo] = ji
+        return tuple(alias)
 
     def __repr__(self) -> str:
         return f"<tiarray.Operator '{self.name}'>"
@@ -634,6 +696,7 @@ class Operator:
             la.check(array_sigs)
         mode, decide = self._resolve_policy(sds, call_static)
         r = _Resolved()
+        r.alias = self._resolve_aliases(n_in, sds, outs) if self.aliases else None
         r.outs = outs
         r.single = single
         r.templates = tuple(templates)
@@ -741,6 +804,12 @@ class Operator:
                 f"{self.name}: {what} needs jvp/transpose rules for this Operator: its kernel uses scratch "
                 "buffers, which Taichi autodiff does not support. Remedy: give Operator(..., jvp=...) or "
                 "Operator(..., transpose=..., linear=...)"
+            )
+        if self.aliases and any(mask):
+            raise TypeError(
+                f"{self.name}: {what} needs jvp/transpose rules for this Operator: its outputs start from "
+                "its inputs ('aliases'), which Taichi autodiff does not see. Remedy: give "
+                "Operator(..., jvp=...) or Operator(..., transpose=..., linear=...)"
             )
         for p, m in zip(self._params, mask):
             if not m:

@@ -247,3 +247,33 @@ psum_fixed = ta.Operator(
     scratch=lambda x, serial, mode: ta.ShapeDtype((0 if serial else 3,), x.dtype),
     policy=lambda x, mode: mode,
 )
+
+
+@ti.kernel
+def _bump(w: nd(ndim=1), idx: nd(dtype=ti.i32, ndim=1), v: nd(ndim=1), out: nd(ndim=1)):
+    # writes only out[idx[k]]: every other element keeps the value out starts with
+    for k in idx:
+        out[idx[k]] = w[idx[k]] + v[k]
+
+
+def _bump_jvp(primals, tangents):
+    w, idx, v = primals
+    tw, _, tv = tangents
+    return tw if tv is None else (tw if tw is not None else 0 * w) + bump(0 * w, idx, tv)
+
+
+# aliases: 'out' starts with the values of 'w' (not zeros)
+bump = ta.Operator(
+    "t_bump",
+    kernel=_bump,
+    outs=lambda w, idx, v: ta.ShapeDtype(w.shape, w.dtype),
+    aliases={"out": "w"},
+    nondiff=("idx",),
+    jvp=_bump_jvp,
+)
+
+
+def bump_ref(w, idx, v):
+    r = np.array(w, copy=True)
+    r[idx] = w[idx] + v
+    return r

@@ -36,6 +36,7 @@ class Plan:
         "specs",  # {serial: spec} when the variant is decided per call
         "scratch",  # {serial: ((shape, launch shape, nbytes, DType), ...)}
         "decide",  # per-call policy (CPU only) or None
+        "alias",  # per output: the input it starts from (Operator aliases), or None; None without
     )
 
     def select(self, host_inputs):
@@ -95,6 +96,7 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
     p.out_nbytes = tuple(o.size * o.dtype.itemsize for o in res.outs)
     p.out_dtypes = tuple(o.dtype for o in res.outs)
     p.single = res.single
+    p.alias = res.alias
     p.native_out = None
     return p
 

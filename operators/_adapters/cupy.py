@@ -72,8 +72,14 @@ def call(op, args, static):  # pragma: no cover - needs a GPU
         else:
             vals.append(conv(a.item() if isinstance(a, _ndarray) else a))
     outs = []
-    for shape, npd, nb, ls in zip(plan.out_shapes, plan.native_out, plan.out_nbytes, plan.out_launch):
-        o = cupy.zeros(shape, npd)  # zero-filled on CuPy's current stream
+    alias = plan.alias
+    for j, (shape, npd, nb, ls) in enumerate(
+        zip(plan.out_shapes, plan.native_out, plan.out_nbytes, plan.out_launch)
+    ):
+        if alias is None or alias[j] is None:
+            o = cupy.zeros(shape, npd)  # zero-filled on CuPy's current stream
+        else:  # the output starts as a copy of its input (Operator aliases), on the same stream
+            o = cupy.array(args[alias[j]], dtype=npd, order="C", copy=True)
         outs.append(o)
         vals.append((o.data.ptr, nb, ls))
     spec = plan.spec

@@ -138,6 +138,8 @@ class _Record:
         "decide",  # per-call policy (CPU) or None
         "specs",  # {serial: spec} when `decide`
         "fasts",  # {serial: fast runner} when `decide`
+        "zero",  # per output: zero-filled before the launch (False: it aliases an input)
+        "aliases",  # {input index: output index} of the custom call (Operator aliases)
     )
 
 
@@ -184,6 +186,9 @@ def _build_record(op, mode, skey, in_avals, mask, arch, n_in) -> _Record:
         shape = o.shape + (2,) if o.dtype.kind == "c" else o.shape
         outs.append((o.size * o.dtype.itemsize, shape))
     rec.outs = tuple(outs)
+    alias = res.alias if mode == "fwd" else None
+    rec.zero = tuple(alias is None or alias[j] is None for j in range(len(res.outs)))
+    rec.aliases = {k: j for j, k in enumerate(alias) if k is not None} if alias else {}
     if mode == "vjp":
         # one bool per kernel parameter: masked inputs and floating outputs carry gradients
         gm = tuple(mask) + tuple(o.dtype.kind in "fc" for o in res.outs)
@@ -235,7 +240,7 @@ def _make_checked_fwd(rec, spec, serial: bool):
         n_out = len(rec.outs)
         for j, (nb, shape) in enumerate(list(rec.outs) + list(rec.scratch[serial])):
             d = U64[(rets[j] >> 3) + 3] or (1 if j >= n_out else 0)
-            if nb:
+            if nb and (j >= n_out or rec.zero[j]):
                 ctypes.memset(d, 0, nb)
             vals.append((d, nb, shape))
         spec.launch(vals)
@@ -309,7 +314,7 @@ def _make_fast_fwd(rec, spec, serial):
         kind, idx = spec.setters[n_in + j]
         assert kind == _P_ARRAY
         body.append(f"    o{j} = U64[(rets[{j}] >> 3) + 3]")
-        if nb:
+        if nb and rec.zero[j]:  # (an aliased output holds its input's values)
             body.append(f"    memset(o{j}, 0, {nb})")
         sets.append(
             f"        if L[{n_in + j}] != o{j}:\n"
@@ -388,9 +393,9 @@ def _run_cpu(rid, api, ctx, args, rets):
         else:
             vals.append(k[1][d >> k[2]])
     if rec.mode == "fwd":
-        for (nb, shape), rp in zip(rec.outs, rets):
+        for (nb, shape), rp, z in zip(rec.outs, rets, rec.zero):
             d = U64[(rp >> 3) + 3]
-            if nb:
+            if nb and z:
                 _memset(d, 0, nb)
             vals.append((d, nb, shape))
         spec.launch(vals)
@@ -441,9 +446,10 @@ def _run_cuda(rid, api, ctx, args, rets):  # pragma: no cover - needs a GPU (ben
             vals.append(_cuda_ops.read_scalar(d, k[1], k[2], k[3], stream))
     grads = None
     if rec.mode == "fwd":
-        for (nb, shape), rp in zip(rec.outs, rets):
+        for (nb, shape), rp, z in zip(rec.outs, rets, rec.zero):
             d = U64[(rp >> 3) + 3]
-            _cuda_ops.memset_async(d, nb, stream)
+            if z:
+                _cuda_ops.memset_async(d, nb, stream)
             vals.append((d, nb, shape))
         n_out = len(rec.outs)
         for j, (nb, shape) in enumerate(rec.scratch[False]):
@@ -613,17 +619,21 @@ class _JaxOp:
         if self.op.partition is not None and not _direct_lowering.get() and _partitioned_context(ctx):
             return _partitioning.lower(self, ctx, operands, static, mode, mask, n_in)
         rid = _record_id(self.op, mode, static, ctx.avals_in, mask, arch, n_in)
-        res = _records[rid].res
+        rec = _records[rid]
+        res = rec.res
+        lowering = self._lowering
+        if rec.aliases:
+            # XLA hands the input's buffer in as the output where the input is dead after
+            # the call (a scan carry, a donated argument), and copies it in first otherwise
+            lowering = jax.ffi.ffi_lowering(self.target, operand_output_aliases=rec.aliases)
         if mode == "fwd" and res.scratch[False]:
             # scratch buffers are extra results of the custom call, dropped here (XLA
             # allocates them from its pool); sized for either variant
             n_out = len(ctx.avals_out)
             extra = [_aval(o) for o in res.scratch_max()]
-            r = self._lowering(
-                ctx.replace(avals_out=[*ctx.avals_out, *extra]), *operands, tiarray_id=np.int64(rid)
-            )
+            r = lowering(ctx.replace(avals_out=[*ctx.avals_out, *extra]), *operands, tiarray_id=np.int64(rid))
             return list(r)[:n_out]
-        return self._lowering(ctx, *operands, tiarray_id=np.int64(rid))
+        return lowering(ctx, *operands, tiarray_id=np.int64(rid))
 
     def _lin_lower(self, ctx, *operands, static, mask):
         raise TypeError(_forward_mode_msg(self.op))

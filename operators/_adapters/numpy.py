@@ -1,7 +1,8 @@
 """NumPy adapter: NumPy arrays in, NumPy arrays out, eagerly, without copies.
 
 Inputs are passed to the kernel by pointer (a non-C-contiguous input is first copied to a
-contiguous array); outputs are new zero-filled NumPy arrays. Taichi must run on the CPU.
+contiguous array); outputs are new zero-filled NumPy arrays (or copies of the input they
+start from, for an Operator's ``aliases``). Taichi must run on the CPU.
 """
 
 from __future__ import annotations
@@ -83,8 +84,14 @@ def call(op, args, static):
         else:
             vals.append(conv(a))
     outs = []
-    for shape, npd, nb, ls in zip(plan.out_shapes, plan.native_out, plan.out_nbytes, plan.out_launch):
-        o = _zeros(shape, npd)
+    alias = plan.alias
+    for j, (shape, npd, nb, ls) in enumerate(
+        zip(plan.out_shapes, plan.native_out, plan.out_nbytes, plan.out_launch)
+    ):
+        if alias is None or alias[j] is None:
+            o = _zeros(shape, npd)
+        else:  # the output starts as a copy of its input (Operator aliases)
+            o = np.array(args[alias[j]], dtype=npd, order="C", copy=True)
         outs.append(o)
         vals.append((data_ptr(o), nb, ls))
     if plan.extra:

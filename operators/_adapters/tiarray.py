@@ -95,8 +95,14 @@ def call(op, args, static):
         from tiarray._internal import current_device
 
         device = current_device()
-    for shape, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch):
-        o = _empty_owned(shape, d, device, zero=True)
+    alias = plan.alias
+    for j, (shape, d, nb, ls) in enumerate(
+        zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch)
+    ):
+        if alias is None or alias[j] is None:
+            o = _empty_owned(shape, d, device, zero=True)
+        else:  # the output starts as a copy of its input (Operator aliases)
+            o = copy_array(args[alias[j]])
         outs.append(o)
         vals.append((o._ptr, nb, ls))
     if plan.extra:

@@ -165,10 +165,14 @@ def _eager(op, skey, args, key=None):
             contig.append(a)
     tmpls, dev = plan.native_out
     outs = []
-    for tmpl, nb, ls in zip(tmpls, plan.out_nbytes, plan.out_launch):
-        # zeros_like of a memory-less template (shape, dtype, device) is the cheapest
-        # zero-filled allocation torch has (~1 us; torch.zeros(shape, ...) ~1.6 us)
-        o = _zeros_like(tmpl, memory_format=_contiguous)
+    alias = plan.alias
+    for j, (tmpl, nb, ls) in enumerate(zip(tmpls, plan.out_nbytes, plan.out_launch)):
+        if alias is None or alias[j] is None:
+            # zeros_like of a memory-less template (shape, dtype, device) is the cheapest
+            # zero-filled allocation torch has (~1 us; torch.zeros(shape, ...) ~1.6 us)
+            o = _zeros_like(tmpl, memory_format=_contiguous)
+        else:  # the output starts as a copy of its input (Operator aliases)
+            o = _aliased_out(args[alias[j]])
         outs.append(o)
         vals.append((o.data_ptr(), nb, ls))
     spec = plan.spec
@@ -203,6 +207,11 @@ def _extra(plan, contig, vals, dev, keep):
 
 _zeros_like = torch.zeros_like
 _contiguous = torch.contiguous_format
+
+
+def _aliased_out(a):
+    """A new contiguous tensor holding ``a``'s values (an output that starts from an input)."""
+    return a.detach().resolve_conj().resolve_neg().clone(memory_format=_contiguous)
 
 
 def _launch_cuda(spec, vals, dev):  # pragma: no cover - needs a GPU (benchmarks/gpu_check.py)
@@ -627,7 +636,14 @@ def call(op, args, static):
             else:
                 vals.append(conv(a.item() if isinstance(a, _Tensor) else a))
         tmpls, dev = plan.native_out
-        if len(tmpls) == 1:
+        if plan.alias is not None:
+            outs = tuple(
+                _zeros_like(t, memory_format=_contiguous) if k is None else _aliased_out(args[k])
+                for t, k in zip(tmpls, plan.alias)
+            )
+            for o, nb, ls in zip(outs, plan.out_nbytes, plan.out_launch):
+                vals.append((o.data_ptr(), nb, ls))
+        elif len(tmpls) == 1:
             o = _zeros_like(tmpls[0], memory_format=_contiguous)
             vals.append((o.data_ptr(), plan.out_nbytes[0], plan.out_launch[0]))
             outs = (o,)
