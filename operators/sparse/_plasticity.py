@@ -8,8 +8,12 @@ spiking postsynaptic neuron (``*_update_on_post``). Each function returns the ne
 clips every weight on every call). Bool spikes count as 1; a float spike scales the
 trace.
 
-Cost: a streamed copy of the weights (the result is a new array), then only the synapses
-of the spiking neurons. ``*_update_on_post`` finds a column's synapses through the
+Cost: only the synapses of the spiking neurons, once the result holds the weights: the
+kernels' output starts from ``weights`` (``Operator(aliases=...)``). Under ``jax.jit`` XLA
+passes the weights' own buffer where it may reuse it -- a ``lax.scan`` carry, a donated
+argument -- so a learning step inside a scan costs the spiking neurons' synapses only; a
+jitted call whose weights stay alive, and NumPy, torch and CuPy calls, copy the weights
+first (one memcpy). ``*_update_on_post`` finds a column's synapses through the
 *column index* of the matrix (``column_index``): built by a counting-sort kernel and
 cached per array version (``_once``: JAX arrays once, torch tensors once per
 ``_version``, read-only NumPy arrays once; writeable NumPy arrays, traced index arrays and
@@ -53,8 +57,9 @@ _PRE = Operator(
     "csr_update_on_pre",
     kernel=K.csr_on_pre_kernel,
     outs=_same,
+    aliases={"out": "weights"},
     nondiff=_ALL_INPUTS,
-    policy=_policy.gather_policy(_work),
+    policy=_policy.spike_policy(_work, 3),
     static_defaults={"fixed": False},
     compile_options=IEEE,
 )
@@ -62,16 +67,18 @@ _POST = Operator(
     "csr_update_on_post",
     kernel=K.csr_on_post_kernel,
     outs=_same,
+    aliases={"out": "weights"},
     nondiff=_ALL_INPUTS,
-    policy=_policy.gather_policy(_work),
+    policy=_policy.spike_policy(_work, 4),
     compile_options=IEEE,
 )
 _DENSE = Operator(
     "dense_update_on_spikes",
     kernel=K.dense_on_pre_kernel,
     outs=_same,
+    aliases={"out": "weights"},
     nondiff=_ALL_INPUTS,
-    policy=_policy.gather_policy(_work),
+    policy=_policy.spike_policy(_work, 1),
     compile_options=IEEE,
 )
 _COLIDX = Operator(
@@ -180,7 +187,9 @@ _DOC = r"""{summary}
 
     for every synapse ``j`` {where}, with ``clip`` to ``[w_min, w_max]`` (when given). Only those
     synapses are visited{how}; the others keep their weights. The result is a new array
-    (``weights`` is not changed): one streamed copy of the weights per call.
+    (``weights`` is not changed): NumPy, torch and CuPy calls copy the weights once; under
+    ``jax.jit`` the update is made in the weights' buffer where XLA may reuse it (a
+    ``lax.scan`` carry, a donated argument), so that a step costs the updated synapses only.
 
     Parameters
     ----------

@@ -1,8 +1,8 @@
 """Taichi kernels of the plasticity updates on spikes (CSR, fixed-number and dense weights).
 
-Every kernel first copies ``weights`` to ``out`` (the result is a new array: a streamed
-copy, split between the thread slots, in a real function so that it vectorises), then
-changes only the synapses of the spiking neurons:
+``out`` starts with the values of ``weights`` (the Operators' ``aliases``: a copy the
+adapter makes, or, under ``jax.jit``, the weights' own buffer where XLA may reuse it), and
+every kernel changes only the synapses of the spiking neurons:
 
 - ``on_pre``: the synapses of row ``i`` (presynaptic neuron ``i`` spiked, ``s_i != 0``):
   ``w_j <- clip(w_j + s_i * post_trace[c_j])``;
@@ -21,14 +21,8 @@ __future__ import annotations``.
 
 from tiarray._internal import ti
 
-from ._common import CHUNK, is_bool, num_threads
+from ._common import is_bool
 from ._csr_kernels import _bounds, _valid
-
-
-@ti.real_func
-def _copy_span(src: ti.types.ndarray(ndim=1), dst: ti.types.ndarray(ndim=1), a: ti.i32, b: ti.i32):
-    for j in range(a, b):
-        dst[j] = src[j]
 
 
 @ti.func
@@ -60,12 +54,6 @@ def csr_on_pre_kernel(
     """CSR (``fixed=False``) or fixed-number (``fixed=True``: ``indptr`` unused, rows of
     ``len(indices) // len(spikes)`` synapses) ``on_pre`` update."""
     nnz = ti.min(ti.min(weights.shape[0], out.shape[0]), indices.shape[0])
-    nt = ti.static(num_threads())
-    for s in range(nt * CHUNK):
-        if s % CHUNK == 0:
-            t = s // CHUNK
-            _copy_span(weights, out, ti.cast(ti.cast(nnz, ti.i64) * t // nt, ti.i32),
-                       ti.cast(ti.cast(nnz, ti.i64) * (t + 1) // nt, ti.i32))  # fmt: skip
     n_rows = spikes.shape[0]
     if ti.static(not fixed):
         n_rows = ti.min(n_rows, indptr.shape[0] - 1)
@@ -103,12 +91,6 @@ def csr_on_post_kernel(
 ):
     """``on_post`` update through the column index (CSR and fixed-number weights alike)."""
     nnz = ti.min(weights.shape[0], out.shape[0])
-    nt = ti.static(num_threads())
-    for s in range(nt * CHUNK):
-        if s % CHUNK == 0:
-            t = s // CHUNK
-            _copy_span(weights, out, ti.cast(ti.cast(nnz, ti.i64) * t // nt, ti.i32),
-                       ti.cast(ti.cast(nnz, ti.i64) * (t + 1) // nt, ti.i32))  # fmt: skip
     n_perm = ti.min(perm.shape[0], rows_t.shape[0])
     n_tr = trace.shape[0]
     for c in range(ti.min(spikes.shape[0], ptr_t.shape[0] - 1)):
@@ -195,8 +177,6 @@ def dense_on_pre_kernel(
     (columns of spiking ``j``: ``W[:, j] += s_j trace``)."""
     m = ti.min(weights.shape[0], out.shape[0])
     n = ti.min(weights.shape[1], out.shape[1])
-    for i, j in ti.ndrange(m, n):
-        out[i, j] = weights[i, j]
     lo = ti.cast(w_min[None], out.get_type().element_type)
     hi = ti.cast(w_max[None], out.get_type().element_type)
     if ti.static(not post):

@@ -168,6 +168,23 @@ def gather_policy(work):
     return policy
 
 
+def spike_policy(work, i_spikes: int):
+    """Updates on spikes (plasticity): ``work(*inputs, **static)`` is the work if every neuron
+    spiked, scaled per call by the fraction of nonzero spikes (input ``i_spikes``)."""
+
+    def policy(*inputs, **static):
+        w = work(*inputs, **static)
+
+        def decide(h):
+            if w < _SCATTER_PAR[0]:
+                return "serial"
+            return _mode(w * _nonzero_fraction(h[i_spikes]) < _SCATTER_PAR[0])
+
+        return decide
+
+    return policy
+
+
 def indexed_policy(i_ids: int):
     """Spike-index products (``ids`` at input ``i_ids``, ``count`` after it): the synapses of the
     listed rows, estimated from the mean row length."""
