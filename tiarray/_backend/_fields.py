@@ -1,5 +1,7 @@
-"""What taichi and quadrants share: reading a field's SNode tree, and the hook on a kernel
-class's ``__call__`` that lets a user's own kernels take TiArrays.
+"""What taichi and quadrants share: reading a field's SNode tree, the hook on a kernel
+class's ``__call__`` that lets a user's own kernels take TiArrays, and the boundary
+functions whose code is the same for both languages (``config_copier``,
+``debug_checker``, ``element_type``, ``external_caller``).
 
 Both languages have the same SNode C++ API (``snode.parent``, ``cell_size_bytes``,
 ``offset_bytes_in_parent_cell``, ``get_physical_index_position``, ``get_addr``), so one
@@ -212,6 +214,10 @@ _HOOK: list = [(), None]  # (types, convert(kernel, func, params, args, kwargs) 
 
 
 def set_hook(types: tuple, convert) -> None:
+    """Have every call of a ``@ti.kernel`` (and of a ``@qd.kernel`` once quadrants is
+    imported) whose arguments include an instance of one of ``types`` pass them through
+    ``convert(kernel, func, params, args, kwargs) -> (args, kwargs)`` first (``kernel`` the
+    kernel object, ``func`` its Python function, ``params`` ``[(name, is_ndarray)]``)."""
     _HOOK[:] = [tuple(types), convert]
 
 
@@ -243,3 +249,71 @@ class KernelCallHook:
         __call__.__wrapped__ = original
         __call__.__doc__ = original.__doc__
         kernel_cls.__call__ = __call__
+
+
+# ----------------------------------------------------------------------------- same code, two languages
+
+
+def config_copier(config_class):
+    """The backend's ``config_with(cfg, overrides)`` for its ``CompileConfig`` class: a copy of
+    a config with some fields changed (the class has no copy constructor; the fields that can
+    be copied are found once)."""
+    fields: list = []
+
+    def config_with(cfg, overrides: dict):
+        """A copy of a CompileConfig with some fields changed (it has no copy constructor)."""
+        new = config_class()
+        if not fields:
+            for name in dir(cfg):
+                if name.startswith("_") or callable(getattr(cfg, name)):
+                    continue
+                try:
+                    setattr(new, name, getattr(cfg, name))
+                except (AttributeError, TypeError):
+                    continue
+                fields.append(name)
+        else:
+            for name in fields:
+                setattr(new, name, getattr(cfg, name))
+        for name, value in overrides.items():
+            setattr(new, name, value)
+        return new
+
+    return config_with
+
+
+def debug_checker(impl):
+    """The backend's ``debug_checks()``: whether the running program checks array accesses
+    (``init(debug=True)`` or ``check_out_of_bound``)."""
+
+    def debug_checks() -> bool:
+        """Whether the running program checks array accesses (``ti.init(debug=True)``)."""
+        cfg = impl.current_cfg()
+        return bool(getattr(cfg, "debug", False) or getattr(cfg, "check_out_of_bound", False))
+
+    return debug_checks
+
+
+def element_type(arg):
+    """At compile time: the element type of an ndarray argument."""
+    return arg.get_type().element_type
+
+
+def external_caller(impl, core, expr_module: str):
+    """The backend's ``call_external(addr, args)``: at compile time, a call of the C function
+    at ``addr`` with ``args`` (expressions), no results, in the kernel being compiled.
+    ``expr_module`` ("taichi.lang.expr") is imported at the first call."""
+
+    def call_external(addr: int, args) -> None:
+        """At compile time: a call of the C function at ``addr`` with ``args`` (expressions),
+        no results, in the kernel being compiled."""
+        import importlib
+
+        make_expr_group = importlib.import_module(expr_module).make_expr_group
+        rt = impl.get_runtime()
+        rt.compiling_callable.ast_builder().insert_external_func_call(
+            addr, "", "", "", make_expr_group(list(args)), make_expr_group([]),
+            core.DebugInfo(rt.get_current_src_info()),
+        )  # fmt: skip
+
+    return call_external

@@ -34,7 +34,7 @@ from . import _fields  # noqa: E402
 __all__ = [
     "NAME", "VERSION", "ti", "Ndarray",
     "ARRAY", "FLOAT", "INT", "UINT", "TEMPLATE",
-    "program", "start", "arch_name", "cpu_max_num_threads", "sync", "materialize", "compiling_for_gpu",
+    "program", "start", "arch_name", "debug_checks", "cpu_max_num_threads", "sync", "materialize", "compiling_for_gpu",
     "kernel_of", "kernel_function", "kernel_parameters", "param_info", "type_name", "tensor_type", "is_func",
     "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with", "arg_index",
     "ndarray_ptr", "ndarray_numpy_dtype", "alloc_bytes",
@@ -73,6 +73,9 @@ def start(arch: str, **kwargs) -> None:
 def arch_name() -> str:
     """The running program's arch: 'x64', 'arm64', 'cuda', ..."""
     return _core.arch_name(_impl.current_cfg().arch)
+
+
+debug_checks = _fields.debug_checker(_impl)
 
 
 def cpu_max_num_threads() -> int:
@@ -235,27 +238,7 @@ def program_config():
     return _impl.pyquadrants._prog.config()
 
 
-_CONFIG_FIELDS: list = []
-
-
-def config_with(cfg, overrides: dict):
-    """A copy of a CompileConfig with some fields changed (it has no copy constructor)."""
-    new = _core.CompileConfig()
-    if not _CONFIG_FIELDS:
-        for name in dir(cfg):
-            if name.startswith("_") or callable(getattr(cfg, name)):
-                continue
-            try:
-                setattr(new, name, getattr(cfg, name))
-            except (AttributeError, TypeError):
-                continue
-            _CONFIG_FIELDS.append(name)
-    else:
-        for name in _CONFIG_FIELDS:
-            setattr(new, name, getattr(cfg, name))
-    for name, value in overrides.items():
-        setattr(new, name, value)
-    return new
+config_with = _fields.config_copier(_core.CompileConfig)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -300,29 +283,10 @@ _fields.KernelCallHook(
 )
 
 
-def set_kernel_arg_hook(types: tuple, convert) -> None:
-    """Have every call of a ``@ti.kernel`` (and of a ``@qd.kernel`` once quadrants is
-    imported) whose arguments include an instance of one of ``types`` pass them through
-    ``convert(kernel, func, params, args, kwargs) -> (args, kwargs)`` first (``kernel`` the
-    kernel object, ``func`` its Python function, ``params`` ``[(name, is_ndarray)]``)."""
-    _fields.set_hook(types, convert)
+set_kernel_arg_hook = _fields.set_hook
 
 
 # ----------------------------------------------------------------------------- compile time
 
-
-def element_type(arg):
-    """At compile time: the element type of an ndarray argument."""
-    return arg.get_type().element_type
-
-
-def call_external(addr: int, args) -> None:
-    """At compile time: a call of the C function at ``addr`` with ``args`` (expressions),
-    no results, in the kernel being compiled."""
-    from quadrants.lang.expr import make_expr_group
-
-    rt = _impl.get_runtime()
-    rt.compiling_callable.ast_builder().insert_external_func_call(
-        addr, "", "", "", make_expr_group(list(args)), make_expr_group([]),
-        _core.DebugInfo(rt.get_current_src_info()),
-    )  # fmt: skip
+element_type = _fields.element_type
+call_external = _fields.external_caller(_impl, _core, "quadrants.lang.expr")

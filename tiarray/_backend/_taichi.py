@@ -75,10 +75,7 @@ def arch_name() -> str:
     return _core.arch_name(_impl.current_cfg().arch)
 
 
-def debug_checks() -> bool:
-    """Whether the running program checks array accesses (``ti.init(debug=True)``)."""
-    cfg = _impl.current_cfg()
-    return bool(getattr(cfg, "debug", False) or getattr(cfg, "check_out_of_bound", False))
+debug_checks = _fields.debug_checker(_impl)
 
 
 def cpu_max_num_threads() -> int:
@@ -243,27 +240,7 @@ def program_config():
     return _impl.pytaichi.prog.config()
 
 
-_CONFIG_FIELDS: list = []
-
-
-def config_with(cfg, overrides: dict):
-    """A copy of a CompileConfig with some fields changed (it has no copy constructor)."""
-    new = _core.CompileConfig()
-    if not _CONFIG_FIELDS:
-        for name in dir(cfg):
-            if name.startswith("_") or callable(getattr(cfg, name)):
-                continue
-            try:
-                setattr(new, name, getattr(cfg, name))
-            except (AttributeError, TypeError):
-                continue
-            _CONFIG_FIELDS.append(name)
-    else:
-        for name in _CONFIG_FIELDS:
-            setattr(new, name, getattr(cfg, name))
-    for name, value in overrides.items():
-        setattr(new, name, value)
-    return new
+config_with = _fields.config_copier(_core.CompileConfig)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -306,29 +283,10 @@ _fields.KernelCallHook(
 )
 
 
-def set_kernel_arg_hook(types: tuple, convert) -> None:
-    """Have every call of a ``@ti.kernel`` (and of a ``@qd.kernel`` once quadrants is
-    imported) whose arguments include an instance of one of ``types`` pass them through
-    ``convert(kernel, func, params, args, kwargs) -> (args, kwargs)`` first (``kernel`` the
-    kernel object, ``func`` its Python function, ``params`` ``[(name, is_ndarray)]``)."""
-    _fields.set_hook(types, convert)
+set_kernel_arg_hook = _fields.set_hook
 
 
 # ----------------------------------------------------------------------------- compile time
 
-
-def element_type(arg):
-    """At compile time: the element type of an ndarray argument."""
-    return arg.get_type().element_type
-
-
-def call_external(addr: int, args) -> None:
-    """At compile time: a call of the C function at ``addr`` with ``args`` (expressions),
-    no results, in the kernel being compiled."""
-    from taichi.lang.expr import make_expr_group
-
-    rt = _impl.get_runtime()
-    rt.compiling_callable.ast_builder().insert_external_func_call(
-        addr, "", "", "", make_expr_group(list(args)), make_expr_group([]),
-        _core.DebugInfo(rt.get_current_src_info()),
-    )  # fmt: skip
+element_type = _fields.element_type
+call_external = _fields.external_caller(_impl, _core, "taichi.lang.expr")
