@@ -11,6 +11,7 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
 import tiarray.operators
 
 import tiarray
@@ -221,3 +222,42 @@ def test_an_unknown_backend_is_a_clear_error():
     assert (
         "TIARRAY_BACKEND is 'nope', which names no tiarray backend; available: quadrants, taichi" in r.stderr
     )
+
+
+_QD_SMOKE = """
+import sys
+
+import pytest
+import numpy as np
+import tiarray as ta, tiarray.operators as top
+from tiarray._internal import ti
+
+@ti.kernel
+def k(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):
+    for i in x:
+        out[i] = x[i] * 2
+
+op = ta.Operator("t_qd_backend", kernel=k, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype))
+x = np.arange(6.0, dtype=np.float32)
+assert np.array_equal(op(x), 2 * x)
+assert float(ta.sum(ta.asarray(x) * 2)) == 30.0
+m, n = 50, 40
+ind, ptr = top.fixed_prob_csr(m, n, 0.1, 1)
+dense = np.zeros((m, n), np.float32)
+for i in range(m):
+    dense[i, ind[ptr[i]:ptr[i + 1]]] += 1
+s = np.arange(m) % 3 == 0
+assert np.array_equal(top.event_csrmv(np.float32(1.0), ind, ptr, s, shape=(m, n), transpose=True), s @ dense)
+w = np.ones(ind.shape[0], np.float32)
+new = top.csr_update_on_pre(w, ind, ptr, s, np.full(n, 0.5, np.float32), shape=(m, n))
+rows = np.repeat(np.arange(m), np.diff(ptr))
+assert np.array_equal(new, np.where(s[rows], 1.5, 1.0).astype(np.float32))
+print(ti.__name__, "taichi" in sys.modules)
+"""
+
+
+@pytest.mark.quadrants
+def test_the_quadrants_backend_runs_without_taichi(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIARRAY_BACKEND", "quadrants")
+    monkeypatch.setenv("ENABLE_QUADRANTS_HEADER_PRINT", "0")
+    assert _fresh(_QD_SMOKE, tmp_path).split() == ["quadrants", "False"]
