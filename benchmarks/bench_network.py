@@ -12,7 +12,8 @@ Rows (``--rows``), each in seconds of wall time per simulated second, compilatio
 warm-up excluded (reported as ``setup s``):
 
 - ``ti-jax``: tiarray's ``event_csrmv(..., transpose=True)`` in the step of
-  ``ei_network_jax.make_step`` (the example's own ``lax.scan`` step function), run in a
+  ``ei_network_jax.make_step`` (the example's own ``lax.scan`` step function: one call
+  per step over both projections, merged by ``_ei_common.merge_projections``), run in a
   jitted ``lax.fori_loop`` whose trip count is an argument, so that the warm-up and the
   timed run are one executable (XLA runs ``scan`` and ``fori_loop`` as the same while
   loop); the loop carries the spike counts instead of the example's spike raster;

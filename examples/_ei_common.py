@@ -49,6 +49,22 @@ def build_connectivity(n: int, exc_frac: float = 0.8, prob: float = 0.02, seed: 
     return n_exc, conn_e, conn_i
 
 
+def merge_projections(n: int, conn_e, conn_i):
+    """Both projections as one CSR matrix of shape ``(n, 2 n)``: row ``i`` is neuron ``i``'s
+    synapses, an excitatory neuron's in columns ``[0, n)`` and an inhibitory one's shifted
+    to ``[n, 2 n)``. ``A.T @ spike`` with one weight of 1 is then both projections' spike
+    counts per target, ``[:n]`` excitatory and ``[n:]`` inhibitory, in one operator call
+    per step instead of two: at 4000 neurons a call's fixed cost (~7 us inside
+    ``lax.scan``) is most of the step. Returns ``(indices, indptr)`` (int32) in the arrays'
+    own namespace (NumPy, or JAX for traced connectivity).
+    """
+    (ind_e, ptr_e), (ind_i, ptr_i) = conn_e, conn_i
+    xp = ind_e.__array_namespace__() if hasattr(ind_e, "__array_namespace__") else np
+    indices = xp.astype(xp.concat([ind_e, ind_i + n]), xp.int32)
+    indptr = xp.astype(xp.concat([ptr_e, ptr_i[1:] + ptr_e[-1]]), xp.int32)
+    return indices, indptr
+
+
 def rates_hz(spikes: np.ndarray, n_exc: int, dt: float) -> tuple[float, float]:
     per_ms = 1000.0 / dt
     return float(spikes[:, :n_exc].mean() * per_ms), float(spikes[:, n_exc:].mean() * per_ms)

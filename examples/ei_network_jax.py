@@ -3,9 +3,10 @@
 4000 leaky integrate-and-fire neurons (80 % excitatory, 20 % inhibitory), each pair
 connected with probability 2 %, with conductance-based (COBA) or current-based (CUBA)
 exponential synapses, after the benchmark networks of Brette et al. (2007) as used by
-BrainPy. Each step of ``jax.lax.scan`` propagates the spikes of the step with two
-``tiarray.operators.event_csrmv(..., transpose=True)`` calls: only the synapses of neurons
-that spiked are visited.
+BrainPy. Each step of ``jax.lax.scan`` propagates the spikes of the step with one
+``tiarray.operators.event_csrmv(..., transpose=True)`` call over both projections (merged
+into one matrix by ``_ei_common.merge_projections``): only the synapses of neurons that
+spiked are visited.
 
 The script prints the mean firing rates and the wall time per simulated second, and
 saves a spike raster with the population rate as a PNG.
@@ -34,7 +35,7 @@ import numpy as np
 from jax import lax
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _ei_common import Params, build_connectivity, plot, rates_hz  # noqa: E402
+from _ei_common import Params, build_connectivity, merge_projections, plot, rates_hz  # noqa: E402
 
 
 def init_state(n: int, key, p: Params):
@@ -56,18 +57,16 @@ def make_step(p: Params, n: int, n_exc: int, conn_e, conn_i, propagate=None):
     ``propagate(spike) -> (ge_input, gi_input)`` replaces the synaptic propagation (the
     sharded example passes one that works on a device's neurons).
     """
-    ind_e, ptr_e = (jnp.asarray(a) for a in conn_e)
-    ind_i, ptr_i = (jnp.asarray(a) for a in conn_i)
-    w_e = jnp.float32(p.w_e)
-    w_i = jnp.float32(p.w_i)
-
     if propagate is None:
+        # both projections in one (n, 2n) matrix: one operator call per step, not two
+        ind, ptr = (jnp.asarray(a) for a in merge_projections(n, conn_e, conn_i))
+        one = jnp.float32(1.0)
 
         def propagate(spike):
-            # event-driven propagation: only the rows of neurons that spiked are visited
-            ge_in = top.event_csrmv(w_e, ind_e, ptr_e, spike[:n_exc], shape=(n_exc, n), transpose=True)
-            gi_in = top.event_csrmv(w_i, ind_i, ptr_i, spike[n_exc:], shape=(n - n_exc, n), transpose=True)
-            return ge_in, gi_in
+            # event-driven propagation: only the rows of neurons that spiked are visited;
+            # each target's count of E and I spikes, times the projections' weights
+            counts = top.event_csrmv(one, ind, ptr, spike, shape=(n, 2 * n), transpose=True)
+            return p.w_e * counts[:n], p.w_i * counts[n:]
 
     decay_e = np.float32(np.exp(-p.dt / p.tau_e))
     decay_i = np.float32(np.exp(-p.dt / p.tau_i))
