@@ -7,9 +7,9 @@ checks. NumPy references live next to them.
 """
 
 import numpy as np
-import taichi as ti
 
 import tiarray as ta
+from tiarray._internal import ti  # the backend's language: taichi, or quadrants under TIARRAY_BACKEND
 
 nd = ti.types.ndarray
 

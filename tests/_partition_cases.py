@@ -1,8 +1,7 @@
 """Operators with partition rules, shared by the multi-device and multi-process tests."""
 
-import taichi as ti
-
 import tiarray as ta
+from tiarray._internal import ti  # the backend's language: taichi, or quadrants under TIARRAY_BACKEND
 
 nd = ti.types.ndarray
 

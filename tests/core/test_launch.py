@@ -4,9 +4,9 @@ import threading
 
 import numpy as np
 import pytest
-import taichi as ti
 
 import tiarray as ta
+from tiarray._internal import ti  # the backend's language: taichi, or quadrants under TIARRAY_BACKEND
 from tiarray._launch import KernelSignatureError, Launcher, kernel_arg
 
 
