@@ -29,7 +29,8 @@ is timed; a wrong result is reported, not timed):
   ``A``, ``jits(..., transpose=True)``), ``BinaryArray @ CSR`` for spike-index events (it
   has no list form), ``csr_delay_deliver`` for delays (the same simulation step in its push
   form: it adds the current spikes into an arrival ring, ``(t + d) mod D``, and reads
-  nothing else; tiarray reads the history), ``update_csr_on_binary_pre/post``,
+  nothing else; tiarray's ``event_csrmv_delayed`` reads the history, its
+  ``csr_delay_deliver``, row ``ti push jit``, is the push form on the same ring), ``update_csr_on_binary_pre/post``,
   ``update_dense_on_binary_pre/post``, ``update_fixed_post_conn_on_binary_pre`` (which clip
   every weight: tiarray clips the updated ones);
 - baselines: ``scipy`` (CSR/COO of the same matrix), ``dense @`` (NumPy gemv,
@@ -362,6 +363,16 @@ def delayed_rows(env, sp, n, p, r, rng):
         g = env.jit(lambda h_, t_: sp.event_csrmv_delayed(w, idx, ptr, delays, h_, t_, shape=(n, n)))
         hj, tj = jnp.asarray(hist), jnp.asarray(t, jnp.int32)
         m["ti jit"] = (lambda g=g: _ready(g(hj, tj)), None)
+        # the push form (csr_delay_deliver), brainevent's form: the same ring and call
+        ringt = jnp.zeros((D_DELAY + 1, n), jnp.float32)
+        wt, dt1 = jnp.asarray(w), jnp.asarray(delays + 1)
+        gp = env.jit(
+            lambda ring_, s_, t_: sp.csr_delay_deliver(ring_, s_, wt, idx, ptr, dt1, t_, shape=(n, n))
+        )
+        m["ti push jit"] = (
+            lambda gp=gp: _ready(gp(ringt, jnp.asarray(hist[t % D_DELAY]), tj)),
+            "push form: not the same output",
+        )
     if env.brainevent:
         import brainevent as be
         import jax.numpy as jnp
@@ -521,6 +532,7 @@ def print_family(family, rows, stat):
         "bound us",
         *names,
         "brainevent / ti jit",
+        *(["brainevent / ti push jit"] if "ti push jit" in names else []),
         "peers / tiarray (NumPy)",
         "ti jit x LB",
     ]
@@ -534,11 +546,13 @@ def print_family(family, rows, stat):
             return v[si] if isinstance(v, tuple) else float("nan")
 
         be = t("brainevent") / t("ti jit")
+        push = [t("brainevent") / t("ti push jit")] if "ti push jit" in names else []
         peers = [f"{k} {_fmt(t(k) / t('tiarray'))}" for k in names
-                 if k not in ("tiarray", "ti jit", "brainevent") and isinstance(res.get(k), tuple)]  # fmt: skip
+                 if k not in ("tiarray", "ti jit", "ti push jit", "brainevent") and isinstance(res.get(k), tuple)]  # fmt: skip
         dirn = {"plasticity": ("on pre", "on post")}.get(family, ("A @ s", "A.T @ s"))[int(bool(r["dir"]))]
         cells = [r["op"], dirn, str(r["n"]), str(r["r"]), _fmt(r["bound_us"]), *[_cell(res.get(k, "-")) for k in names],
-                 ("**" + _fmt(be) + "**") if be == be and be < 1 else _fmt(be), "; ".join(peers) or "-",
+                 *[("**" + _fmt(b) + "**") if b == b and b < 1 else _fmt(b) for b in (be, *push)],
+                 "; ".join(peers) or "-",
                  _fmt(t("ti jit") / r["bound_us"]) if r["bound_us"] == r["bound_us"] else "-"]  # fmt: skip
         print("| " + " | ".join(cells) + " |")
     print("\n(bold: below 1, brainevent is faster than tiarray's jax.jit route)")

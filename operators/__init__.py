@@ -59,6 +59,7 @@ __all__ = [
     "dense_update_on_post",
     "column_index",
     "event_csrmv_delayed",
+    "csr_delay_deliver",
     "event_csrmv_indexed",
     "event_fcnmv_indexed",
     "ids_to_events",

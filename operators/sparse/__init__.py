@@ -17,6 +17,7 @@ from ._csr import (
     event_csrmv,
 )
 from ._delayed import event_csrmv_delayed
+from ._deliver import csr_delay_deliver
 from ._dense import event_densemm, event_densemv
 from ._fcn import event_fcnmm, event_fcnmv, fcnmm, fcnmv, fixed_num_conn
 from ._indexed import event_csrmv_indexed, event_fcnmv_indexed, ids_to_events
@@ -88,6 +89,7 @@ __all__ = [
     "dense_update_on_post",
     "column_index",
     "event_csrmv_delayed",
+    "csr_delay_deliver",
     "event_csrmv_indexed",
     "event_fcnmv_indexed",
     "ids_to_events",

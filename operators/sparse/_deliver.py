@@ -1,0 +1,260 @@
+"""Synaptic delays in push form: each event adds its synapses' weights into an arrival ring.
+
+``ring`` (shape ``(L, n)``) holds the input still to arrive at each of the next ``L``
+steps, slot ``s`` for the steps ``t`` with ``t mod L = s``. At step ``t`` the events of the
+presynaptic neurons are delivered into the slots their synapses' delays point to:
+
+    ``ring_new[(t + d_j) mod L, c_j] += w_j e_{row_j}``,
+
+and a simulation reads (and clears) slot ``t mod L`` as the input of step ``t``. This is the
+same simulation as :func:`event_csrmv_delayed` (which reads a history of past events
+instead), but each event costs its own synapses once, when it happens, and nothing else
+is read: brainevent's ``csr_delay_deliver`` is this form.
+
+The result starts from ``ring`` (``Operator(aliases={"out": "ring"})``): under ``jax.jit``
+with the ring a ``lax.scan`` carry (or a donated argument) the delivery is made in the
+ring's own buffer; NumPy, torch and CuPy calls copy the ring once.
+
+Affine in ``ring`` (identity), linear in ``weights`` and in float ``events``; the two
+transposes are Operators of their own (``csr_delay_deliver_sddmm``: the weight gradient;
+``csr_delay_deliver_t``: the event gradient).
+"""
+
+from __future__ import annotations
+
+from .._operator import Operator, ShapeDtype, UndefinedPrimal
+from . import _deliver_kernels as K
+from . import _once, _policy, _rules, _validate, _xp
+from ._common import IEEE
+from ._delayed import _delay_index, _sorted_weights, int_scalar
+
+__all__ = ["csr_delay_deliver"]
+
+_STRUCT = ("indices", "indptr", "delays", "t")
+
+
+def _outs(ring, events, weights, indices, indptr, delays, t, *, shape):
+    return ShapeDtype(ring.shape, ring.dtype)
+
+
+def _zeros_like(x):
+    return _xp.full(tuple(x.shape), 0, _xp.dtype_of(x).name, x)
+
+
+def _jvp(primals, tangents, *, shape):
+    ring, e, w, idx, ptr, d, t = primals
+    tr, te, tw = tangents[:3]
+    out = tr
+    for ev, wt in ((e, tw), (te, w)):
+        if ev is None or wt is None:
+            continue
+        part = _DELIVER(_zeros_like(ring), ev, wt, idx, ptr, d, t, shape=shape)
+        out = part if out is None else out + part
+    return out
+
+
+def _transpose(cts, primals, *, shape):
+    (ct,) = cts
+    ring, e, w, idx, ptr, d, t = primals
+    res = [None] * 7
+    if isinstance(ring, UndefinedPrimal):
+        res[0] = ct
+    if isinstance(w, UndefinedPrimal):  # g_j = ct[(t + d_j) mod L, c_j] e_row(j)
+        g = _SDDMM(e, idx, ptr, d, t, ct, shape=shape)
+        res[2] = _xp.astype(g.sum().reshape(()) if len(w.shape) == 0 else g, w.dtype)
+    if isinstance(e, UndefinedPrimal):  # g_i = sum_{j in row i} w_j ct[(t + d_j) mod L, c_j]
+        res[1] = _xp.astype(_T(w, idx, ptr, d, t, ct, shape=shape), e.dtype)
+    return tuple(res)
+
+
+def _sddmm_transpose(cts, primals, *, shape):
+    (g,) = cts
+    e, idx, ptr, d, t, ct = primals
+    res = [None] * 6
+    if isinstance(ct, UndefinedPrimal):
+        zero = _xp.full(tuple(ct.shape), 0, _xp.dtype_of(g).name, g)
+        res[5] = _DELIVER(zero, e, g, idx, ptr, d, t, shape=shape)
+    if isinstance(e, UndefinedPrimal):
+        res[0] = _xp.astype(_T(g, idx, ptr, d, t, ct, shape=shape), e.dtype)
+    return tuple(res)
+
+
+def _t_transpose(cts, primals, *, shape):
+    (g,) = cts
+    w, idx, ptr, d, t, ct = primals
+    res = [None] * 6
+    if isinstance(ct, UndefinedPrimal):
+        zero = _xp.full(tuple(ct.shape), 0, _xp.dtype_of(w).name, w)
+        res[5] = _DELIVER(zero, g, w, idx, ptr, d, t, shape=shape)
+    if isinstance(w, UndefinedPrimal):
+        gw = _SDDMM(g, idx, ptr, d, t, ct, shape=shape)
+        res[0] = _xp.astype(gw.sum().reshape(()) if len(w.shape) == 0 else gw, w.dtype)
+    return tuple(res)
+
+
+# ``jax.jit`` of a scan that carries the ring: XLA passes the ring's buffer as the output
+# (no copy) where nothing reads the old ring after the call, as for its own in-place ops.
+_DELIVER = Operator(
+    "csr_delay_deliver",
+    kernel=K.deliver_kernel,
+    outs=_outs,
+    aliases={"out": "ring"},
+    jvp=_jvp,
+    transpose=_transpose,
+    linear=("ring", "events", "weights"),
+    batch=lambda args, axes, **st: _rules.loop_batch(_DELIVER, args, axes, st),
+    nondiff=_STRUCT,
+    policy=lambda *inputs, **static: "serial",  # the CPU kernel delivers on one thread
+    compile_options=IEEE,
+)
+# Through the row-major delay index (a CPU kernel): `python benchmarks/bench_sparse_families.py
+# --families delayed`, row "ti push jit" (docs/performance.md).
+_SORTED = Operator(
+    "csr_delay_deliver_sorted",
+    kernel=K.deliver_sorted_kernel,
+    outs=lambda r, e, w, i, p, d, t, rptr, perm, cols, wsort, *, shape: ShapeDtype(r.shape, r.dtype),
+    aliases={"out": "ring"},
+    jvp=lambda primals, tangents, **st: _jvp(primals[:7], tangents[:7], **st),
+    transpose=lambda cts, primals, **st: _transpose(cts, primals[:7], **st) + (None,) * 4,
+    linear=("ring", "events", "weights"),
+    batch=lambda args, axes, **st: _rules.loop_batch(_SORTED, args, axes, st),
+    nondiff=_STRUCT + ("rptr", "perm", "cols", "wsort"),
+    policy=lambda *inputs, **static: "serial",
+    compile_options=IEEE,
+)
+_SDDMM = Operator(
+    "csr_delay_deliver_sddmm",
+    kernel=K.deliver_sddmm_kernel,
+    outs=lambda events, indices, indptr, delays, t, ct, *, shape: ShapeDtype((indices.shape[0],), ct.dtype),
+    transpose=_sddmm_transpose,
+    linear=("events", "ct"),
+    nondiff=_STRUCT,
+    policy=_policy.gather_policy(lambda e, i, p, d, t, c, shape: i.shape[0]),
+    compile_options=IEEE,
+)
+_T = Operator(
+    "csr_delay_deliver_t",
+    kernel=K.deliver_t_kernel,
+    outs=lambda weights, indices, indptr, delays, t, ct, *, shape: ShapeDtype((shape[0],), ct.dtype),
+    transpose=_t_transpose,
+    linear=("weights", "ct"),
+    nondiff=_STRUCT,
+    policy=_policy.gather_policy(lambda w, i, p, d, t, c, shape: i.shape[0]),
+    compile_options=IEEE,
+)
+
+
+def csr_delay_deliver(ring, events, weights, indices, indptr, delays, t, *, shape):
+    r"""Deliver the events of step ``t`` into an arrival ring, each synapse ``delay`` steps ahead.
+
+    .. math::
+
+        R'_{(t + d_j) \bmod L,\ c_j} = R_{(t + d_j) \bmod L,\ c_j} + w_j\, e_{\mathrm{row}(j)}
+
+    for the ``(m, n) = shape`` CSR matrix (``indices``, ``indptr``, ``weights``; rows are
+    presynaptic neurons) with one delay ``d_j`` per synapse and ``ring`` (shape ``(L, n)``)
+    the input still to arrive at the next ``L`` steps. A simulation step reads slot
+    ``t mod L`` after the delivery (delay 0 arrives at once) and clears it for step
+    ``t + L``. Only the synapses of the neurons with an event are visited (the push form of
+    :func:`event_csrmv_delayed`, which reads a history of past events instead; brainevent's
+    ``csr_delay_deliver``).
+
+    The result is a new array (``ring`` is not changed): NumPy, torch and CuPy calls copy
+    the ring once; under ``jax.jit`` the delivery is made in the ring's own buffer where
+    XLA may reuse it (the ring carried by ``lax.scan``, a donated argument).
+
+    Parameters
+    ----------
+    ring : 2-D array (L, n), float32 or float64
+        Input to arrive in each of the next ``L`` steps (slot ``s`` for ``t mod L = s``).
+    events : 1-D array (m,), bool or float
+        The presynaptic events of step ``t``; float events scale their synapses.
+    weights, indices, indptr, shape
+        The CSR matrix, as in :func:`event_csrmv`; ``weights`` of the dtype of ``ring``.
+    delays : array of shape (nnz,), integer
+        Delay of each synapse in steps, in ``[0, L)``.
+    t : int or 0-d integer array
+        The current step (may be traced).
+
+    Returns
+    -------
+    array
+        The new ring, shape ``(L, n)``, the dtype of ``ring``.
+
+    Raises
+    ------
+    TypeError
+        Non-integer ``delays`` or ``t``; ``ring`` not float or of another dtype than
+        ``weights``; ``events`` neither bool nor float; as :func:`event_csrmv`.
+    ValueError
+        ``ring`` not ``(L, shape[1])`` with ``L >= 1``; ``events`` not of length ``shape[0]``;
+        ``delays`` not of length ``nnz``; as :func:`event_csrmv`.
+    IndexError
+        (Concrete values) a delay outside ``[0, L)``. Under ``jax.jit`` such synapses are
+        skipped (the kernel never writes outside ``ring``).
+
+    Notes
+    -----
+    Differentiable in ``ring`` (identity), ``weights`` and float ``events``. ``vmap`` runs one
+    call per batch element (``lax.map``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tiarray.operators import csr_delay_deliver
+    >>> indptr = np.array([0, 2, 3]); indices = np.array([0, 1, 1]); w = np.array([1.0, 2.0, 3.0])
+    >>> delays = np.array([0, 2, 1])                # synapse 1 arrives two steps late
+    >>> ring = np.zeros((3, 2))
+    >>> csr_delay_deliver(ring, np.array([True, False]), w, indices, indptr, delays, 1, shape=(2, 2))
+    array([[0., 2.],
+           [1., 0.],
+           [0., 0.]])
+    """
+    func = "csr_delay_deliver"
+    w, idx, ptr, m, n = _validate.csr(func, weights, indices, indptr, shape)
+    r = _validate.as_array(func, "ring", ring)
+    rd = _validate._dtype(func, "ring", r)
+    wd = _xp.dtype_of(w)
+    if rd not in _validate._FLOATS or rd is not wd:
+        raise TypeError(
+            f"{func}(): argument 'ring' must be float32 or float64 of the dtype of 'weights' ({wd.name}), "
+            f"got dtype {rd.name}"
+        )
+    if len(r.shape) != 2 or r.shape[1] != n or r.shape[0] < 1:
+        raise ValueError(
+            f"{func}(): argument 'ring' must have shape (L, shape[1]) = (L, {n}) with L >= 1 slots, "
+            f"got {tuple(r.shape)}"
+        )
+    L = int(r.shape[0])
+    e = _validate.as_array(func, "events", events)
+    ed = _validate._dtype(func, "events", e)
+    if ed is not _validate._BOOL and ed not in _validate._FLOATS:
+        raise TypeError(f"{func}(): argument 'events' must be bool, float32 or float64, got dtype {ed.name}")
+    if tuple(e.shape) != (m,):
+        raise ValueError(
+            f"{func}(): argument 'events' must have shape (shape[0],) = ({m},), got {tuple(e.shape)}"
+        )
+    d = _validate.index_array(func, "delays", delays)
+    if d.shape[0] != idx.shape[0]:
+        raise ValueError(
+            f"{func}(): argument 'delays' must have one delay per synapse, length nnz = {idx.shape[0]}, "
+            f"got {d.shape[0]}"
+        )
+    _validate.index_range(func, "delays", d, L, "delay")
+    tt = int_scalar(func, "t", t, like=r)
+    index = _delay_index(idx, ptr, d, m, L, row_major=True) if _policy._cpu() else None
+    if index is None:  # traced or writeable structure, or a GPU: the direct kernel
+        return _DELIVER(r, e, w, idx, ptr, d, tt, shape=(m, n))
+    rptr, perm, cols = index
+
+    def unsorted():
+        return _xp.full((0,), 0, _xp.dtype_of(w).name, w)
+
+    # weights that cannot change reordered once (as event_csrmv_delayed; not torch tensors)
+    if len(w.shape) == 1 and _xp.fw_of(w) in ("numpy", "jax"):
+        wsort = _once.cached(
+            "deliver_weights", (w, idx, ptr, d), (m, L), lambda: _sorted_weights(w, perm), unsorted
+        )
+    else:
+        wsort = unsorted()
+    return _SORTED(r, e, w, idx, ptr, d, tt, rptr, perm, cols, wsort, shape=(m, n))
