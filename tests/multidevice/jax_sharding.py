@@ -21,13 +21,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-import taichi as ti  # noqa: E402
 from _operator_cases import affine, affine_ref, axpy, cube, mv, mv_ref, poly, poly_ref, split, split_ref  # noqa: E402
 from _partition_cases import axpy_p  # noqa: E402
 from jax.sharding import AxisType, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import tiarray as ta  # noqa: E402
+from tiarray._internal import ti  # noqa: E402  (the backend's language)
 
 jax.config.update("jax_enable_x64", True)
 nd = ti.types.ndarray
