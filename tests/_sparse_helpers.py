@@ -187,3 +187,13 @@ class CupyFW(NumpyFW):
     def np(self, y):
         assert isinstance(y, self.cupy.ndarray), type(y)
         return y.get()
+
+
+def frozen(*arrays):
+    """Read-only copies of ``arrays`` (structure that cannot change: the cached index paths)."""
+    out = []
+    for a in arrays:
+        a = np.array(a)
+        a.flags.writeable = False
+        out.append(a)
+    return out

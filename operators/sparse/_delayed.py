@@ -239,21 +239,25 @@ def event_csrmv_delayed(weights, indices, indptr, delays, history, t, *, shape):
     if index is None:  # no index to build once: the direct kernel
         return _MAIN(w, idx, ptr, d, h, tt, shape=(m, n))
     dptr, perm, cols = index
+    wsort = index_weights("delay_weights", w, (idx, ptr, d), perm, (m, D))
+    return _SORTED(w, idx, ptr, d, h, tt, dptr, perm, cols, wsort, shape=(m, n))
 
-    # no weights to reorder (one weight), or weights that change: read through perm
+
+def index_weights(tag, w, structure, perm, key):
+    """The per-synapse weights in the order of a delay index (``w[perm]``), or an empty array
+    (the kernel then reads ``w`` through ``perm``): one weight, or weights that may change.
+
+    Weights that cannot change (JAX arrays, frozen NumPy) are reordered once, cached under
+    ``tag`` with the ``structure`` arrays and ``key``. Not torch tensors: writes through
+    ``.data`` (gradcheck's, old optimizers') do not count in ``_version``, and stale weights
+    would be a silent wrong answer."""
+
     def unsorted():
         return _xp.full((0,), 0, _xp.dtype_of(w).name, w)
 
-    # weights that cannot change (JAX arrays, frozen NumPy): reordered once. Not torch
-    # tensors: writes through ``.data`` (gradcheck's, old optimizers') do not count in
-    # ``_version``, and stale weights would be a silent wrong answer.
     if len(w.shape) == 1 and _xp.fw_of(w) in ("numpy", "jax"):
-        wsort = _once.cached(
-            "delay_weights", (w, idx, ptr, d), (m, D), lambda: _sorted_weights(w, perm), unsorted
-        )
-    else:
-        wsort = unsorted()
-    return _SORTED(w, idx, ptr, d, h, tt, dptr, perm, cols, wsort, shape=(m, n))
+        return _once.cached(tag, (w, *structure), key, lambda: _sorted_weights(w, perm), unsorted)
+    return unsorted()
 
 
 def _sorted_weights(w, perm):

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _deliver_kernels as K
-from . import _once, _policy, _rules, _validate, _xp
+from . import _policy, _rules, _validate, _xp
 from ._common import IEEE
-from ._delayed import _delay_index, _sorted_weights, int_scalar
+from ._delayed import _delay_index, index_weights, int_scalar
 
 __all__ = ["csr_delay_deliver"]
 
@@ -246,15 +246,5 @@ def csr_delay_deliver(ring, events, weights, indices, indptr, delays, t, *, shap
     if index is None:  # traced or writeable structure, or a GPU: the direct kernel
         return _DELIVER(r, e, w, idx, ptr, d, tt, shape=(m, n))
     rptr, perm, cols = index
-
-    def unsorted():
-        return _xp.full((0,), 0, _xp.dtype_of(w).name, w)
-
-    # weights that cannot change reordered once (as event_csrmv_delayed; not torch tensors)
-    if len(w.shape) == 1 and _xp.fw_of(w) in ("numpy", "jax"):
-        wsort = _once.cached(
-            "deliver_weights", (w, idx, ptr, d), (m, L), lambda: _sorted_weights(w, perm), unsorted
-        )
-    else:
-        wsort = unsorted()
+    wsort = index_weights("deliver_weights", w, (idx, ptr, d), perm, (m, L))
     return _SORTED(r, e, w, idx, ptr, d, tt, rptr, perm, cols, wsort, shape=(m, n))

@@ -19,6 +19,7 @@ from tiarray._internal import ti
 
 from ._common import is_bool, ndim, on_gpu
 from ._csr_kernels import EVENT_BLOCK, _block_active, _bounds, _valid
+from ._plasticity_kernels import _scale
 
 
 @ti.func
@@ -57,15 +58,6 @@ def _deliver_row(weights: ti.template(), indices: ti.template(), delays: ti.temp
                 ti.atomic_add(out[s, q], v)
             else:
                 out[s, q] = out[s, q] + v
-
-
-@ti.func
-def _scale(events: ti.template(), e, dt: ti.template()):
-    """The factor of an event: 1 for a spike (bool), the value of a float event."""
-    sc = ti.cast(1, dt)
-    if ti.static(not is_bool(events)):
-        sc = ti.cast(e, dt)
-    return sc
 
 
 @ti.kernel

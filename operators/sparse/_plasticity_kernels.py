@@ -33,6 +33,8 @@ def _clip(v, lo, hi):
 
 @ti.func
 def _scale(spikes: ti.template(), si, dt: ti.template()):
+    """The factor of an event ``si`` of ``spikes``: 1 for a spike (bool), the value of a float
+    event (also used by the push-form delay kernels)."""
     s = ti.cast(1, dt)
     if ti.static(not is_bool(spikes)):
         s = ti.cast(si, dt)

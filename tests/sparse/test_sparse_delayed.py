@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
-from _sparse_helpers import parallel_mode, random_csr
+from _sparse_helpers import frozen, parallel_mode, random_csr
 
 
 @pytest.fixture(scope="module")
@@ -16,15 +16,6 @@ def net():
     w, idx, ptr, _ = random_csr(30, 20, 0.3, rng)
     delays = rng.integers(0, 5, idx.shape[0]).astype(np.int32)
     return w, idx, ptr, delays, np.repeat(np.arange(30), np.diff(ptr))
-
-
-def _frozen(*arrays):
-    out = []
-    for a in arrays:
-        a = np.array(a)
-        a.flags.writeable = False
-        out.append(a)
-    return out
 
 
 # "writeable": arrays that may change, the direct kernel; "frozen": read-only arrays, the
@@ -38,7 +29,7 @@ def test_ring_buffer_simulation(net, mode, arrays):
     if arrays == "one":
         w = np.float64(0.75)
     if arrays != "writeable":
-        idx, ptr, delays = _frozen(idx, ptr, delays)
+        idx, ptr, delays = frozen(idx, ptr, delays)
         assert sp._delayed._delay_index(idx, ptr, delays, 30, 5) is not None
     else:
         assert sp._delayed._delay_index(idx, ptr, delays, 30, 5) is None

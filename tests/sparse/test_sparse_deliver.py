@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
-from _sparse_helpers import parallel_mode, random_csr
+from _sparse_helpers import frozen, parallel_mode, random_csr
 
 M, N, L = 30, 20, 5
 
@@ -30,15 +30,6 @@ def _deliver_ref(ring, events, w, idx, rows, delays, t):
     return out
 
 
-def _frozen(*arrays):
-    out = []
-    for a in arrays:
-        a = np.array(a)
-        a.flags.writeable = False
-        out.append(a)
-    return out
-
-
 # "writeable": arrays that may change, the direct kernel; "frozen": read-only arrays, the
 # kernel through the cached row-major delay index (weights reordered once); "one": a
 # single weight through the index.
@@ -51,7 +42,7 @@ def test_arrival_ring_simulation_equals_the_pull_form(net, mode, arrays):
     if arrays == "one":
         w = np.float64(0.75)
     if arrays != "writeable":
-        idx, ptr, delays = _frozen(idx, ptr, delays)
+        idx, ptr, delays = frozen(idx, ptr, delays)
         assert sp._delayed._delay_index(idx, ptr, delays, M, L, row_major=True) is not None
     else:
         assert sp._delayed._delay_index(idx, ptr, delays, M, L, row_major=True) is None
@@ -192,9 +183,9 @@ def test_torch_gradcheck_and_ring_kept(net):
     assert torch.equal(r0.detach(), before)
 
 
-@pytest.mark.parametrize("frozen", [False, True])
+@pytest.mark.parametrize("read_only", [False, True])
 @pytest.mark.parametrize("rate", [0.0, 0.004, 0.3])
-def test_event_blocks(rate, frozen):
+def test_event_blocks(rate, read_only):
     """Rows scanned 64 at a time: silent blocks, one event in a block, a partial last block."""
     rng = np.random.default_rng(8)
     m, n = 200, 70
@@ -204,7 +195,7 @@ def test_event_blocks(rate, frozen):
     ev = rng.random(m) < rate
     ev[130] = rate > 0  # an event in the third block
     ring = rng.standard_normal((3, n))
-    if frozen:
-        w, idx, ptr, delays = _frozen(w, idx, ptr, delays)
+    if read_only:
+        w, idx, ptr, delays = frozen(w, idx, ptr, delays)
     got = sp.csr_delay_deliver(ring, ev, w, idx, ptr, delays, 5, shape=(m, n))
     np.testing.assert_allclose(got, _deliver_ref(ring, ev, w, idx, rows, delays, 5), rtol=1e-12, atol=1e-12)
