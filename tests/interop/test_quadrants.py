@@ -86,6 +86,30 @@ def test_fields(qd, kind, qname):
     np.testing.assert_array_equal(f.to_numpy(), np.zeros_like(ref))
 
 
+@pytest.mark.parametrize(
+    "shape, order, elem", [((4, 5), "ji", ()), ((3, 4, 5), "kij", ()), ((4, 5), "ji", (3,)), ((4, 5), "ji", (2, 2))]
+)
+def test_ordered_fields(qd, shape, order, elem):
+    # quadrants lays an order= field out at the permuted shape in one dense SNode and
+    # permutes the indices in kernels (`_qd_layout`): the view has the canonical axes
+    if elem == ():
+        f = qd.field(qd.f32, shape=shape, order=order)
+    elif len(elem) == 1:
+        f = qd.Vector.field(elem[0], qd.f32, shape=shape, order=order)
+    else:
+        f = qd.Matrix.field(*elem, qd.f32, shape=shape, order=order)
+    ref = values(shape + elem, "float32")
+    f.from_numpy(ref)
+    v = np.asarray(ta.asarray(f))
+    assert v.shape == shape + elem
+    np.testing.assert_array_equal(v, ref)
+    # the innermost physical axis is the order's last letter: the smallest stride
+    inner = ord(order[-1]) - ord("i")
+    assert min(v.strides[: len(shape)]) == v.strides[inner]
+    v[(1,) * len(shape)] = -7.0  # a write through the view is the field's
+    assert np.all(f.to_numpy()[(1,) * len(shape)] == -7.0)
+
+
 def test_not_dense_quadrants_field(qd):
     f = qd.field(qd.f32)
     qd.root.pointer(qd.i, 2).dense(qd.i, 4).place(f)

@@ -1,5 +1,9 @@
 """Taichi fields in: ``ta.asarray(field)`` / ``ta.from_dlpack(field)`` share the field's memory.
 
+The fields are the running backend's (``taichi``'s, or ``quadrants``' under
+``TIARRAY_BACKEND=quadrants``); quadrants fields beside a taichi backend are in
+``test_quadrants.py``.
+
 Every element kind (scalar, vector, matrix; AoS and SoA) and every dtype a Taichi field
 holds. The reference is Taichi's own view of the field (``from_numpy``/``to_numpy`` and
 element access ``f[i]``, which go through Taichi's accessors, not through the pointer).
@@ -16,7 +20,9 @@ import pytest
 
 import tiarray as ta
 
-ti = pytest.importorskip("taichi")
+from tiarray._internal import ti  # the backend's language: taichi, or quadrants
+
+BACKEND = ti.__name__
 
 DTYPES = {
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -211,7 +217,7 @@ def _run(code: str) -> subprocess.CompletedProcess:
 def test_field_of_a_reset_runtime_is_refused(how):
     r = _run(
         f"""
-        import numpy as np, taichi as ti
+        import numpy as np, {BACKEND} as ti
         ti.init(arch=ti.cpu)
         early = ti.field(ti.f32, shape=(3,))  # before tiarray is imported
         import tiarray as ta

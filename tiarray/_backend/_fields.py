@@ -145,6 +145,13 @@ class FieldReader:
             out = np.zeros(1, np.uint64)
             self._probe(sf, ndim, out)
             base = self._bases[tree] = int(out[0]) - offset
+        perm = getattr(sf, "_qd_layout", None)  # quadrants' order="ji": physical axis k is canonical perm[k]
+        if perm is not None and tuple(perm) != tuple(range(ndim)):
+            inv = [0] * ndim
+            for k, j in enumerate(perm):
+                inv[j] = k
+            shape = [shape[inv[j]] for j in range(ndim)]
+            strides = [strides[inv[j]] for j in range(ndim)]
         return base + offset, tuple(shape), tuple(strides)
 
     def layout(self, f):
