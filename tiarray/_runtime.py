@@ -141,7 +141,8 @@ def init(arch: str | None = None, *, backend: str | None = None, **kwargs) -> De
     backend : str, optional
         ``"taichi"`` or ``"quadrants"``: the implementation tiarray computes with. It is
         chosen when tiarray is imported, from the environment variable
-        ``TIARRAY_BACKEND`` (default ``taichi``); passing another one here is a
+        ``TIARRAY_BACKEND`` (default: ``taichi`` where it is installed, else
+        ``quadrants``); passing another one here is a
         ``ValueError`` that says to set the variable before the import.
     **kwargs
         Passed on to ``ti.init`` (e.g. ``cpu_max_num_threads``, ``device_memory_GB``).

@@ -9,6 +9,7 @@ import importlib.util
 import os
 import pathlib
 import subprocess
+import tomllib
 import sys
 
 import pytest
@@ -261,3 +262,62 @@ def test_the_quadrants_backend_runs_without_taichi(tmp_path, monkeypatch):
     monkeypatch.setenv("TIARRAY_BACKEND", "quadrants")
     monkeypatch.setenv("ENABLE_QUADRANTS_HEADER_PRINT", "0")
     assert _fresh(_QD_SMOKE, tmp_path).split() == ["quadrants", "False"]
+
+
+_HIDE_TAICHI = """
+import importlib.abc, sys
+
+class _NoTaichi(importlib.abc.MetaPathFinder):  # as if taichi were not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "taichi":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NoTaichi())
+"""
+
+
+@pytest.mark.quadrants
+def test_without_taichi_the_default_backend_is_quadrants(tmp_path, monkeypatch):
+    # Python 3.14 (no taichi wheel): pip installs quadrants alone and `import tiarray` works
+    monkeypatch.delenv("TIARRAY_BACKEND", raising=False)
+    monkeypatch.setenv("ENABLE_QUADRANTS_HEADER_PRINT", "0")
+    out = _fresh(
+        _HIDE_TAICHI + "import numpy as np, tiarray as ta\n"
+        "print(ta._backend.NAME, float(ta.sum(ta.asarray(np.arange(4.0)))), 'taichi' in sys.modules)\n",
+        tmp_path,
+    )
+    assert out.split() == ["quadrants", "6.0", "False"]
+
+
+def test_with_taichi_installed_the_default_backend_is_taichi(tmp_path, monkeypatch):
+    monkeypatch.delenv("TIARRAY_BACKEND", raising=False)
+    out = _fresh("import sys, tiarray as ta\nprint(ta._backend.NAME, 'quadrants' in sys.modules)\n", tmp_path)
+    assert out.split() == ["taichi", "False"]
+
+
+def test_neither_backend_installed_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.delenv("TIARRAY_BACKEND", raising=False)
+    script = tmp_path / "script.py"
+    script.write_text(_HIDE_TAICHI.replace('== "taichi"', 'in ("taichi", "quadrants")') + "import tiarray\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert r.returncode != 0
+    assert "the taichi backend needs the package 'taichi'" in r.stderr
+    assert "pip install taichi==1.7.4" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "python, backend", [("3.10", "taichi"), ("3.11", "taichi"), ("3.13", "taichi"), ("3.14", "quadrants")]
+)
+def test_pip_installs_exactly_one_backend_on_every_python(python, backend):
+    from packaging.markers import default_environment
+    from packaging.requirements import Requirement
+
+    cfg = tomllib.loads((pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    env = {**default_environment(), "python_version": python, "python_full_version": python + ".0"}
+    picked = [
+        r.name
+        for r in map(Requirement, cfg["project"]["dependencies"])
+        if r.name in ("taichi", "quadrants") and (r.marker is None or r.marker.evaluate(env))
+    ]
+    assert picked == [backend]

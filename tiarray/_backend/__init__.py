@@ -5,7 +5,8 @@ Everything else in ``tiarray`` and ``tiarray.operators`` writes kernels in the l
 ``ti.types.ndarray(...)``, ``ti.template()``) and reaches the implementation's internals
 only through the functions below. A backend is one module implementing all of them
 (``_taichi.py`` for ``taichi==1.7.4``); the selector below picks one with the environment
-variable ``TIARRAY_BACKEND`` (default ``taichi``). Adding a backend is a new module with
+variable ``TIARRAY_BACKEND`` (default: ``taichi`` where it is installed, else ``quadrants``,
+so that Python 3.14, where taichi has no wheel, works with quadrants alone). Adding a backend is a new module with
 the same ``__all__`` and one line in ``_BACKENDS``.
 
 The contract (each backend module provides exactly these names)
@@ -77,6 +78,7 @@ Compile time (called inside ``ti.static`` while a kernel compiles)
     ``call_external(addr, args)``  a call of a C function (by address) in the kernel.
 """
 
+import importlib.util
 import os
 
 from . import _qd_memory as qd_memory  # noqa: F401  quadrants objects, whichever backend runs
@@ -86,11 +88,23 @@ _BACKENDS = {  # name -> (package, pip requirement)
     "quadrants": ("quadrants", "quadrants>=1.3.3"),
 }
 
-NAME = (os.environ.get("TIARRAY_BACKEND") or "taichi").strip().lower()
+
+def _default():
+    # find_spec looks for the package without importing it (importing taichi costs ~1 s).
+    for name in ("taichi", "quadrants"):
+        try:
+            if importlib.util.find_spec(name) is not None:
+                return name
+        except (ImportError, ValueError):  # a finder that refuses it; a None in sys.modules
+            pass
+    return "taichi"  # neither installed: the import below says what to install
+
+NAME = (os.environ.get("TIARRAY_BACKEND") or "").strip().lower() or _default()
 if NAME not in _BACKENDS:
     raise ImportError(
         f"tiarray: the environment variable TIARRAY_BACKEND is {NAME!r}, which names no tiarray backend; "
-        f"available: {', '.join(sorted(_BACKENDS))} (unset it for the default, taichi)"
+        f"available: {', '.join(sorted(_BACKENDS))} (unset it for the default: taichi where it is "
+        f"installed, else quadrants)"
     )
 try:
     if NAME == "taichi":
