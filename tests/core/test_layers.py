@@ -9,11 +9,11 @@ import importlib.util
 import os
 import pathlib
 import subprocess
-import tomllib
 import sys
 
 import pytest
 import tiarray.operators
+import tomllib
 
 import tiarray
 

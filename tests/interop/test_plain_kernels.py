@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import tiarray as ta
-
 from tiarray._internal import ti  # the backend's language: taichi, or quadrants
 
 

@@ -87,7 +87,8 @@ def test_fields(qd, kind, qname):
 
 
 @pytest.mark.parametrize(
-    "shape, order, elem", [((4, 5), "ji", ()), ((3, 4, 5), "kij", ()), ((4, 5), "ji", (3,)), ((4, 5), "ji", (2, 2))]
+    "shape, order, elem",
+    [((4, 5), "ji", ()), ((3, 4, 5), "kij", ()), ((4, 5), "ji", (3,)), ((4, 5), "ji", (2, 2))],
 )
 def test_ordered_fields(qd, shape, order, elem):
     # quadrants lays an order= field out at the permuted shape in one dense SNode and

@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 import tiarray as ta
-
 from tiarray._internal import ti  # the backend's language: taichi, or quadrants
 
 BACKEND = ti.__name__

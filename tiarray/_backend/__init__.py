@@ -99,6 +99,7 @@ def _default():
             pass
     return "taichi"  # neither installed: the import below says what to install
 
+
 NAME = (os.environ.get("TIARRAY_BACKEND") or "").strip().lower() or _default()
 if NAME not in _BACKENDS:
     raise ImportError(
