@@ -42,12 +42,15 @@ def _classify(x) -> str | None:
         cls = getattr(strict, "Array", None) or getattr(getattr(strict, "_array_object", None), "Array", None)
         if cls is not None and isinstance(x, cls):
             return "array_api_strict"
+    # quadrants first: under the quadrants backend its classes are the backend's Ndarray and
+    # Field too, and its objects take the quadrants path (qd.tensor wrappers, order= layouts,
+    # a GPU quadrants beside a CPU tiarray, messages that say quadrants)
+    if "quadrants" in mods and qd_memory.kind(x) is not None:
+        return "quadrants"
     if isinstance(x, Ndarray):
         return "taichi"
     if isinstance(x, Field):
         return "taichi_field"
-    if "quadrants" in mods and qd_memory.kind(x) is not None:
-        return "quadrants"
     return None
 
 

@@ -32,7 +32,7 @@ import sys
 import numpy as np
 
 from . import _backend, _dlpack, _dtypes, _runtime
-from ._array_object import MemoryKeeper, TiArray, c_strides
+from ._array_object import MemoryKeeper, TiArray
 from ._detect import framework_of, is_jax_tracer
 from ._runtime import CPU, Device
 
@@ -187,12 +187,18 @@ def _import_torch(t, func: str, copy, want: Device | None = None) -> TiArray:
 
 
 def _import_taichi_ndarray(nd, func: str) -> TiArray:
-    if nd.element_shape:
-        raise TypeError(f"{func}(): Taichi vector/matrix ndarrays are not supported; use a scalar ndarray")
-    dt = _dtypes.to_dtype(_backend.ndarray_numpy_dtype(nd), func=func)
-    ptr = _backend.ndarray_ptr(nd)
-    shape = tuple(nd.shape)
-    return TiArray._new(ptr, shape, c_strides(shape), dt, _runtime.current_device(), nd, False)
+    """A view of a backend ndarray's memory; a vector/matrix ndarray's element axes last
+    (``ti.Vector.ndarray(3, ti.f32, (n,))`` is an ``(n, 3)`` TiArray, as its ``to_numpy()``)."""
+    try:
+        ptr, shape, strides, npdt = _backend.ndarray_layout(nd)
+    except RuntimeError as e:
+        lang, init = ("Taichi", "ti.init()") if _backend.NAME == "taichi" else ("quadrants", "qd.init()")
+        raise ValueError(
+            f"{func}(): argument 'obj' is a {type(nd).__name__} of a {lang} runtime that no longer runs: {e}. "
+            f"Create it again after {init}"
+        ) from None
+    dt = _dtypes.to_dtype(npdt, func=func)
+    return TiArray._new(ptr, shape, strides, dt, _runtime.current_device(), nd, False)
 
 
 def _import_taichi_field(f, func: str, copy) -> TiArray:

@@ -5,6 +5,11 @@ Export: ``fw.from_dlpack(t)`` must point at ``t``'s memory and read the same val
 References are the frameworks' own views of the data (NumPy for values).
 """
 
+import subprocess
+import sys
+import tempfile
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -333,18 +338,71 @@ def test_array_api_strict_roundtrip(dtype):
 # ----------------------------------------------------------------------------- Taichi
 
 
-def test_taichi_ndarray_import_zero_copy():
-    import taichi as ti
-    from taichi.lang import impl
+def _backend_name() -> str:
+    from tiarray._internal import ti
 
-    ta.zeros(1)  # make sure Taichi runs
-    nd = ti.ndarray(ti.f32, (5,))
-    nd.from_numpy(np.arange(5, dtype=np.float32))
+    return ti.__name__
+
+
+def _backend_ndarrays():
+    from tiarray._internal import ti  # the backend's language: taichi, or quadrants
+
+    ta.zeros(1)  # make sure the backend runs
+    return ti, {
+        "scalar": (ti.ndarray(ti.f32, (5,)), (5,)),
+        "vector": (ti.Vector.ndarray(3, ti.i32, (2, 4)), (2, 4, 3)),
+        "matrix": (ti.Matrix.ndarray(2, 3, ti.f64, (2,)), (2, 2, 3)),
+    }
+
+
+@pytest.mark.parametrize("kind", ["scalar", "vector", "matrix"])
+def test_taichi_ndarray_import_zero_copy(kind):
+    # a vector/matrix ndarray's element axes come last, as in its own to_numpy()
+    _, nds = _backend_ndarrays()
+    nd, shape = nds[kind]
+    want = np.arange(np.prod(shape)).reshape(shape).astype(nd.to_numpy().dtype)
+    nd.from_numpy(want)
     t = ta.asarray(nd)
-    assert t.ptr == impl.get_runtime().prog.get_ndarray_data_ptr_as_int(nd.arr)
-    np.testing.assert_array_equal(np.asarray(t), np.arange(5, dtype=np.float32))
-    np.asarray(t)[0] = 42
-    assert nd.to_numpy()[0] == 42
+    assert t.shape == shape and t.dtype == ta.asarray(want).dtype
+    np.testing.assert_array_equal(np.asarray(t), want)
+    np.asarray(t)[(0,) * len(shape)] = 42  # written through the view: the same memory
+    assert nd.to_numpy()[(0,) * len(shape)] == 42
+    t2 = t * 2  # a kernel reads it
+    np.testing.assert_array_equal(np.asarray(t2), nd.to_numpy() * 2)
+
+
+def test_taichi_ndarray_of_a_reset_runtime_is_refused():
+    # the next program reuses the allocation ids: before the ndarrays were tagged with
+    # their program, the stale one read the fresh one's memory, silently
+    r = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(
+            f"""
+            import numpy as np, {_backend_name()} as ti
+            ti.init(arch=ti.cpu)
+            early = ti.ndarray(ti.f32, (3,))  # before tiarray is imported
+            import tiarray as ta
+            ta.zeros(1)
+            late = ti.Vector.ndarray(2, ti.f32, (3,))
+            np.asarray(ta.asarray(early)); np.asarray(ta.asarray(late))
+            ti.reset()
+            ti.init(arch=ti.cpu)
+            fresh = ti.ndarray(ti.f32, (3,))
+            fresh.from_numpy(np.array([7.0, 8.0, 9.0], np.float32))
+            for nd in (early, late):
+                try:
+                    print("ALIASED", np.asarray(ta.asarray(nd)).tolist())
+                except ValueError as e:
+                    print("REFUSED", e)
+            print("FRESH", np.asarray(ta.asarray(fresh)).tolist())
+            """
+        )],
+        capture_output=True, text=True, timeout=300, cwd=tempfile.gettempdir(),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "ALIASED" not in r.stdout, r.stdout
+    assert r.stdout.count("REFUSED asarray(): argument 'obj' is a") == 2, r.stdout
+    assert "no longer runs" in r.stdout and "reset or re-initialised" in r.stdout
+    assert "FRESH [7.0, 8.0, 9.0]" in r.stdout
 
 
 # ----------------------------------------------------------------------------- copy semantics

@@ -53,9 +53,12 @@ Launching (the hot path: these are the implementation's own bound methods, no wr
     index, ptr, nbytes, shape, grad_ptr)``, ``set_arg_float/int/uint(index, value)``;
     ``run(compiled, ctx)`` launches.
 Memory
-    ``ndarray_ptr(nd)``, ``ndarray_numpy_dtype(nd)``  the data pointer and NumPy scalar type
-                          of a backend ndarray; ``alloc_bytes(n)`` -> ``(owner, pointer)`` of
-                          ``n`` zero-filled bytes of device memory.
+    ``ndarray_layout(nd)`` ``(address, shape, element_strides, numpy_dtype)`` of a backend
+                          ndarray, scalar, vector or matrix (element axes last); RuntimeError
+                          for one of a runtime reset or re-initialised since (as fields).
+    ``ndarray_ptr(nd)``   the data pointer of a backend ndarray tiarray allocated itself;
+                          ``alloc_bytes(n)`` -> ``(owner, pointer)`` of ``n`` zero-filled
+                          bytes of device memory.
 Fields
     ``Field``             the backend's field class (``ti.field``, ``Vector.field``, ...).
     ``field_layout(f)``   ``(address, shape, byte_strides, numpy_dtype)`` of a field whose

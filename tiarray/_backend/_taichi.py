@@ -11,6 +11,8 @@ import ast
 import os
 import sys
 
+import numpy as np
+
 # Taichi reads these when it is imported: no banner, no network version check. A user's
 # own setting wins (and the banner setting only matters if taichi is not imported yet).
 if "taichi" not in sys.modules:
@@ -41,7 +43,7 @@ __all__ = [
     "program", "start", "arch_name", "debug_checks", "cpu_max_num_threads", "sync", "materialize", "compiling_for_gpu",
     "kernel_of", "kernel_function", "kernel_parameters", "param_info", "type_name", "tensor_type", "is_func",
     "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with", "arg_index",
-    "ndarray_ptr", "ndarray_numpy_dtype", "alloc_bytes",
+    "ndarray_ptr", "ndarray_layout", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
 ]  # fmt: skip
@@ -252,9 +254,48 @@ def ndarray_ptr(nd) -> int:
     return _impl.pytaichi.prog.get_ndarray_data_ptr_as_int(nd.arr)
 
 
-def ndarray_numpy_dtype(nd):
-    """The NumPy scalar type of a scalar ``ti.ndarray``'s elements."""
-    return _to_numpy_type(nd.dtype)
+_RESET = (
+    "the ndarray belongs to a Taichi runtime that was reset or re-initialised (ti.reset() or ti.init() "
+    "since it was created); its memory has been freed"
+)
+
+
+# A reset frees an ndarray's memory but not the Python object, and the next program hands
+# out the same allocation ids again: asking it for the pointer of a stale ndarray gave the
+# memory of a new one (an unrelated ndarray's values, silently). So every ndarray is tagged
+# with the program it was created under (Ndarray.__init__ runs first in every subclass's
+# __init__, before create_ndarray); an untagged one, made before tiarray was imported, is
+# current only while the program of that time runs (as fields, _fields.FieldReader).
+_PROG_AT_START = _impl.pytaichi.prog
+_ndarray_init = Ndarray.__init__
+
+
+def _tagged_ndarray_init(self, *args, **kwargs):
+    _ndarray_init(self, *args, **kwargs)
+    self._tiarray_prog = _impl.pytaichi.prog
+
+
+Ndarray.__init__ = _tagged_ndarray_init
+
+
+def ndarray_layout(nd) -> tuple:
+    """``(address, shape, element_strides, numpy_dtype)`` of a ``ti.ndarray`` (the element
+    axes of a vector/matrix ndarray last: Taichi stores them AOS, row-major). RuntimeError
+    for an ndarray of a runtime reset or re-initialised since (its program is gone or not
+    the one it was created under)."""
+    prog = _impl.pytaichi.prog
+    if prog is None or getattr(nd, "_tiarray_prog", _PROG_AT_START) is not prog:
+        raise RuntimeError(_RESET)
+    try:
+        ptr = prog.get_ndarray_data_ptr_as_int(nd.arr)
+    except RuntimeError:
+        raise RuntimeError(_RESET) from None
+    shape = tuple(nd.shape) + tuple(nd.element_shape)
+    st, acc = [], 1
+    for s in reversed(shape):
+        st.append(acc)
+        acc *= s
+    return ptr, shape, tuple(reversed(st)), np.dtype(_to_numpy_type(nd.dtype))
 
 
 def alloc_bytes(nbytes: int) -> tuple:
