@@ -12,6 +12,12 @@ import os
 
 # quadrants prints a banner when it is imported unless told not to (a user's setting wins)
 os.environ.setdefault("ENABLE_QUADRANTS_HEADER_PRINT", "0")
+# quadrants 1.3.3's import checks pip's version (to warn about a pip older than 20.3) by
+# importing pip, unless QD_MANYLINUX2014_OK is set; on Python < 3.12 an imported pip makes
+# setuptools' distutils shim give up (_distutils_hack.spec_for_pip), and torch.compile's
+# inductor then fails on its first C++ build ("AssertionError: .../distutils/core.py"),
+# with or without tiarray. A user's own setting wins.
+os.environ.setdefault("QD_MANYLINUX2014_OK", "1")
 
 import quadrants as ti  # noqa: E402
 from quadrants._lib import core as _core  # noqa: E402
@@ -30,6 +36,7 @@ from quadrants.types.annotations import Template as _Template  # noqa: E402
 from quadrants.types.enums import AutodiffMode as _AutodiffMode  # noqa: E402
 
 from . import _fields  # noqa: E402
+from . import _qd_memory  # noqa: E402
 
 __all__ = [
     "NAME", "VERSION", "ti", "Ndarray",
@@ -37,7 +44,7 @@ __all__ = [
     "program", "start", "arch_name", "debug_checks", "cpu_max_num_threads", "sync", "materialize", "compiling_for_gpu",
     "kernel_of", "kernel_function", "kernel_parameters", "param_info", "type_name", "tensor_type", "is_func",
     "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with", "arg_index",
-    "ndarray_ptr", "ndarray_numpy_dtype", "alloc_bytes",
+    "ndarray_ptr", "ndarray_layout", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
 ]  # fmt: skip
@@ -250,9 +257,10 @@ def ndarray_ptr(nd) -> int:
     return _impl.pyquadrants._prog.get_ndarray_data_ptr_as_int(nd.arr)
 
 
-def ndarray_numpy_dtype(nd):
-    """The NumPy scalar type of a scalar ``ti.ndarray``'s elements."""
-    return _to_numpy_type(nd.dtype)
+def ndarray_layout(nd) -> tuple:
+    """As the taichi backend's: the reader of quadrants memory, which knows its vector,
+    matrix and layout-tagged ndarrays and its reset runtimes (``nd.arr`` is None then)."""
+    return _qd_memory.ndarray_layout(nd)
 
 
 def alloc_bytes(nbytes: int) -> tuple:
