@@ -21,7 +21,6 @@ __all__ = ["dispatch"]
 _ADAPTER_MODULES = {
     "numpy": "numpy",
     "tiarray": "tiarray",
-    "taichi": "tiarray",  # ti.ndarray: through a TiArray view, TiArray results
     "jax": "jax",
     "torch": "torch",
     "cupy": "cupy",
@@ -43,25 +42,29 @@ def _adapter(fw: str):
 
 
 _TYPE_FW: dict = {}  # type -> framework (framework_of caches too; this saves a call per argument)
+# Taichi's and quadrants' arrays are TiArrays to the call: they mix with TiArrays and each other
+_FAMILY = {"taichi": "tiarray", "taichi_field": "tiarray", "quadrants": "tiarray"}
 
 
 def framework_of_call(op, args) -> str:
     """The framework whose adapter runs this call (``"numpy"`` when no argument is an array)."""
-    fw = None
+    fw = first = None
     for a in args:
         f = _TYPE_FW.get(type(a), _MISSING)
         if f is _MISSING:
-            f = _TYPE_FW[type(a)] = framework_of(a)
+            f = framework_of(a)
+            f = _TYPE_FW[type(a)] = _FAMILY.get(f, f)
         if f is None or f == fw:
             continue
         if fw is None:
-            fw = f
+            fw, first = f, a
         elif {f, fw} == {"jax", "numpy"}:
             fw = "jax"
         else:
             raise TypeError(
-                f"{op.name}: the arguments mix arrays of two frameworks, {fw} and {f}; convert them to "
-                "one framework first (e.g. with tiarray.asarray / the framework's from_dlpack, zero-copy)"
+                f"{op.name}: the arguments mix arrays of two frameworks, {framework_of(first)} and "
+                f"{framework_of(a)}; convert them to one framework first (e.g. with tiarray.asarray / the "
+                "framework's from_dlpack, zero-copy)"
             )
     return fw or "numpy"
 

@@ -75,7 +75,7 @@ def as_array(func: str, name: str, x):
     fw = framework_of(x)
     if fw in ("numpy", "torch", "jax", "cupy", "tiarray"):
         return x
-    if fw == "taichi":
+    if fw in ("taichi", "taichi_field", "quadrants"):
         return asarray(x)
     if x is None:
         raise TypeError(f"{func}(): argument '{name}' must be an array, got None")

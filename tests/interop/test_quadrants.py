@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tiarray as ta
+from tiarray._internal import ti  # the backend's language: taichi, or quadrants
 
 QD_DTYPES = {
     "u1": "bool", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
@@ -53,6 +54,39 @@ def test_vector_and_matrix_ndarrays(qd, elem):
     t = ta.asarray(nd)
     assert t.shape == (5,) + elem
     np.testing.assert_array_equal(np.asarray(t), ref)
+
+
+@ti.kernel
+def _scaled(x: ti.types.ndarray(ndim=1), k: ti.f32, out: ti.types.ndarray(ndim=1)):
+    for i in x:
+        out[i] = x[i] * k
+
+
+_SCALED = ta.Operator("t_qd_scaled", kernel=_scaled, outs=lambda x, k: ta.ShapeDtype(x.shape, x.dtype))
+
+
+@pytest.mark.parametrize("kind", ["ndarray", "field", "tensor"])
+def test_operators_take_quadrants_arrays(qd, kind):
+    # an Operator reads quadrants memory in place and gives TiArrays, as for ti.ndarray,
+    # also next to TiArrays (before: "no adapter for arrays of 'quadrants'")
+    from tiarray.operators import event_csrmv
+
+    ta.zeros(1)
+    x = {"ndarray": qd.ndarray, "field": qd.field, "tensor": qd.tensor}[kind](qd.f32, shape=(4,))
+    spikes = np.array([1.0, 0.0, 1.0, 1.0], np.float32)
+    x.from_numpy(spikes)
+    out = _SCALED(x, 3.0)
+    assert isinstance(out, ta.TiArray)
+    np.testing.assert_array_equal(np.asarray(out), 3 * spikes)
+    indptr = np.array([0, 2, 3, 3, 5], np.int32)
+    indices = np.array([0, 2, 1, 2, 0], np.int32)
+    w = np.array([1.0, 2.0, 3.0, 4.0, 5.0], np.float32)
+    dense = np.zeros((4, 3), np.float32)
+    for r in range(4):
+        dense[r, indices[indptr[r] : indptr[r + 1]]] = w[indptr[r] : indptr[r + 1]]
+    out = event_csrmv(ta.asarray(w), ta.asarray(indices), ta.asarray(indptr), x, shape=(4, 3), transpose=True)
+    assert isinstance(out, ta.TiArray)
+    np.testing.assert_allclose(np.asarray(out), spikes @ dense, rtol=1e-6)
 
 
 def test_layout_tagged_tensor(qd):
