@@ -1,9 +1,9 @@
 """Launcher with vector-element ndarray parameters (used by the GEMM kernels)."""
 
 import numpy as np
-import taichi as ti
 
 import tiarray as ta
+from tiarray._internal import ti  # the backend's language: taichi, or quadrants
 from tiarray._launch import Launcher
 
 V4 = ti.types.vector(4, ti.f32)
@@ -30,16 +30,15 @@ def test_vector_element_parameters_through_call():
 def test_compile_options_reach_the_compiler():
     # the opposite of the global fast_math must not change results; the spec compiles with
     # a copied config and leaves the program's own config alone
-    from taichi.lang import impl
-
     from tiarray._backend import config_with as _config_with
+    from tiarray._backend import program_config
 
     ta.zeros(1)
-    glob = impl.get_runtime().prog.config().fast_math
+    glob = program_config().fast_math
     lau = Launcher(_scale_rows, compile_options={"fast_math": not glob})
     a = np.ones((2, 4), np.float32)
     out = np.zeros((2, 4), np.float32)
     lau(ta.asarray(a), ta.asarray(out), 3.0)
     np.testing.assert_array_equal(out, 3 * a)
-    cfg = _config_with(impl.get_runtime().prog.config(), {"fast_math": not glob})
-    assert cfg.fast_math is (not glob) and impl.get_runtime().prog.config().fast_math is glob
+    cfg = _config_with(program_config(), {"fast_math": not glob})
+    assert cfg.fast_math is (not glob) and program_config().fast_math is glob

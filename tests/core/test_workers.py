@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 import tiarray as ta
-from tiarray import _threads
+from tiarray import _backend, _threads
+
+BACKEND = _backend.NAME  # the language module of the running backend: taichi or quadrants
 
 BIG = 1 << 20  # parallel launches for every kernel below
 
@@ -22,6 +24,7 @@ def _run(code: str, **env_over) -> str:
     env = dict(os.environ)
     env.pop("TIARRAY_PIN_THREADS", None)
     env.update(env_over)
+    code = code.replace("taichi", BACKEND)  # under TIARRAY_BACKEND=quadrants: quadrants
     # cwd elsewhere: `python -c` puts the working directory first on sys.path, which would
     # import the source tree instead of the installed package
     out = subprocess.run(

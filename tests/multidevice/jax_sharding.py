@@ -68,9 +68,10 @@ def _f32(*shape):
 
 @ti.kernel
 def _rowdot_k(x: nd(ndim=2), w: nd(ndim=1), out: nd(ndim=1)):
-    for b in range(x.shape[0]):
-        for k in range(x.shape[1]):
-            out[b] += x[b, k] * w[k]
+    # one loop over (b, k), not an inner loop: quadrants' autodiff refuses a non-static
+    # range inside a loop ("Cannot use non static range in Backwards mode")
+    for b, k in ti.ndrange(x.shape[0], x.shape[1]):
+        out[b] += x[b, k] * w[k]
 
 
 # out[b] = sum_k x[b, k] w[k]: 'b' is a map factor, 'k' a contraction; Taichi autodiff

@@ -11,10 +11,10 @@ import os
 import sys
 
 import numpy as np
-import taichi as ti
 import torch
 
 import tiarray as ta
+from tiarray._internal import ti  # the backend's language: taichi, or quadrants
 
 nd = ti.types.ndarray
 N_IN, N_HID, N_OUT, BATCH, STEPS = 6, 8, 3, 16, 3
@@ -22,10 +22,12 @@ N_IN, N_HID, N_OUT, BATCH, STEPS = 6, 8, 3, 16, 3
 
 @ti.kernel
 def _dense(x: nd(ndim=2), w: nd(ndim=2), b: nd(ndim=1), out: nd(ndim=2)):
+    # the sum over k as a loop of its own, not an inner loop: quadrants' autodiff refuses a
+    # non-static range inside a loop ("Cannot use non static range in Backwards mode")
     for i, j in out:
         out[i, j] = b[j]
-        for k in range(x.shape[1]):
-            out[i, j] += x[i, k] * w[k, j]
+    for i, j, k in ti.ndrange(out.shape[0], out.shape[1], x.shape[1]):
+        out[i, j] += x[i, k] * w[k, j]
 
 
 # out = x @ w + b; differentiated by Taichi autodiff (no rules)

@@ -311,7 +311,7 @@ def test_dlpack_export_still_works_after_ffi_registration(tmp_path):
     import sys
 
     code = (
-        "import ctypes, numpy as np, taichi as ti, jax.numpy as jnp, tiarray as ta\n"
+        "import ctypes, numpy as np, jax.numpy as jnp, tiarray as ta\nfrom tiarray._internal import ti\n"
         "before = ctypes.pythonapi.PyCapsule_New.argtypes\n"
         "@ti.kernel\n"
         "def k(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):\n"
@@ -337,7 +337,7 @@ def test_taichi_reset_between_calls(tmp_path):
     import sys
 
     code = (
-        "import numpy as np, taichi as ti, jax, jax.numpy as jnp, tiarray as ta\n"
+        "import numpy as np, jax, jax.numpy as jnp, tiarray as ta\nfrom tiarray._internal import ti\n"
         "@ti.kernel\n"
         "def k(a: ti.f32, x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):\n"
         "    for i in x:\n"

@@ -206,7 +206,7 @@ def test_torch_compile_first_call_in_a_fresh_process(tmp_path, torch_first):
         "import torch\nimport tiarray as ta\n" if torch_first else "import tiarray as ta\nimport torch\n"
     )
     code = imports + (
-        "import taichi as ti\n"
+        "from tiarray._internal import ti\n"
         "@ti.kernel\n"
         "def k(a: ti.f32, x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):\n"
         "    for i in x:\n"
