@@ -1,6 +1,7 @@
 """Nox sessions: one test session per framework, each installing only that framework.
 
-    nox                      # the CI set: lint, tests-numpy/torch/jax/all/quadrants/py313, docs, examples
+    nox                      # the CI set: lint, tests-numpy/torch/jax/all/quadrants/py313,
+                             # qd-numpy/torch/jax (the quadrants backend), docs, examples
     nox -s tests-torch       # one session
     nox -s bench             # the benchmark scripts (prints ratio tables)
     nox -s tests-cupy        # on a machine with a CUDA GPU and CuPy
@@ -16,8 +17,8 @@ import shutil
 import nox
 
 nox.options.sessions = [
-    "lint", "tests-numpy", "tests-torch", "tests-jax", "tests-all", "tests-quadrants", "tests-py313", "docs",
-    "examples",
+    "lint", "tests-numpy", "tests-torch", "tests-jax", "tests-all", "tests-quadrants", "tests-py313",
+    "qd-numpy", "qd-torch", "qd-jax", "docs", "examples",
 ]  # fmt: skip
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = False
@@ -46,9 +47,10 @@ ENV = {
 }
 
 
-def _pytest(session, marks, *paths, **env):
+def _pytest(session, marks, *paths, workers=None, **env):
     # The pytest script, not `python -m pytest`: that would put the checkout on sys.path
-    # and test the source tree instead of the installed package.
+    # and test the source tree instead of the installed package. workers: pytest-xdist
+    # processes (-n), for the sessions whose time CI's 90 minutes can spare least.
     session.run(
         "pytest",
         "-m",
@@ -56,6 +58,7 @@ def _pytest(session, marks, *paths, **env):
         "-q",
         "-p",
         "no:cacheprovider",
+        *(("-n", str(workers)) if workers else ()),
         *(session.posargs or paths),
         env={**ENV, "TIARRAY_TEST_INSTALLED": "1", **env},
     )
@@ -80,7 +83,7 @@ def lint(session):
 def tests_numpy(session):
     """Taichi + NumPy only: everything that needs no other framework."""
     session.install(*C, ".[test]")
-    _pytest(session, "not torch and not jax and not cupy and not quadrants")
+    _pytest(session, "not torch and not jax and not cupy and not quadrants", workers=2)
 
 
 @nox.session(name="tests-torch", python=PY)
@@ -109,6 +112,36 @@ def tests_quadrants(session):
     """quadrants (Genesis' Taichi fork) beside taichi: its arrays in, TiArrays in its kernels."""
     session.install(*C, ".[test,torch,quadrants]")
     _pytest(session, "quadrants and not jax and not cupy", ENABLE_QUADRANTS_HEADER_PRINT="0")
+
+
+# The same suites on the quadrants backend (TIARRAY_BACKEND=quadrants), one session per
+# framework family, with taichi uninstalled: under that backend tiarray must not need it.
+# Tests marked quadrants (quadrants arrays beside the backend) run here too.
+QD = {"TIARRAY_BACKEND": "quadrants", "ENABLE_QUADRANTS_HEADER_PRINT": "0"}
+
+
+def _quadrants_backend(session, extras, marks):
+    session.install(*C, f".[test,quadrants{extras}]")
+    session.run("python", "-m", "pip", "uninstall", "-y", "-q", "taichi")
+    _pytest(session, marks, workers=2, **QD)
+
+
+@nox.session(name="qd-numpy", python=PY)
+def qd_numpy(session):
+    """The quadrants backend, taichi not installed: everything that needs no other framework."""
+    _quadrants_backend(session, "", "not torch and not jax and not cupy")
+
+
+@nox.session(name="qd-torch", python=PY)
+def qd_torch(session):
+    """The quadrants backend with PyTorch (and JAX, for the tests that exchange with it)."""
+    _quadrants_backend(session, ",torch,jax", "torch and not cupy")
+
+
+@nox.session(name="qd-jax", python=PY)
+def qd_jax(session):
+    """The quadrants backend with JAX."""
+    _quadrants_backend(session, ",jax", "jax and not torch and not cupy")
 
 
 # What can differ between Python versions is the machinery, not the kernels' arithmetic:

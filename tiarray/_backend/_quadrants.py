@@ -35,8 +35,7 @@ from quadrants.types import primitive_types as _primitive_types  # noqa: E402
 from quadrants.types.annotations import Template as _Template  # noqa: E402
 from quadrants.types.enums import AutodiffMode as _AutodiffMode  # noqa: E402
 
-from . import _fields  # noqa: E402
-from . import _qd_memory  # noqa: E402
+from . import _fields, _qd_memory  # noqa: E402
 
 __all__ = [
     "NAME", "VERSION", "ti", "Ndarray",
