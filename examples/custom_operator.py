@@ -19,7 +19,11 @@ import tiarray as ta  # before taichi: it keeps Taichi's import banner quiet
 
 # isort: split
 import numpy as np
-import taichi as ti
+
+if ta.backend() == "quadrants":  # TIARRAY_BACKEND=quadrants: Genesis' fork, the same names
+    import quadrants as ti
+else:
+    import taichi as ti
 
 # ----------------------------------------------------------------------------- kernels
 

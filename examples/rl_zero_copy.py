@@ -29,7 +29,11 @@ import tiarray as ta  # before taichi: it keeps Taichi's import banner quiet
 
 # isort: split
 import numpy as np
-import taichi as ti
+
+if ta.backend() == "quadrants":  # TIARRAY_BACKEND=quadrants: Genesis' fork, the same names
+    import quadrants as ti
+else:
+    import taichi as ti
 
 OBS, ACT = 4, 2  # observation: (x, y, vx, vy); action: a force (fx, fy)
 DT = 0.05

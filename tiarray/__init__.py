@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 
 from . import _backend  # noqa: F401, I001  (sets Taichi's environment before it is imported)
 from ._array_object import API_VERSION as __array_api_version__
-from ._runtime import Device, init, is_initialized
+from ._runtime import Device, backend, init, is_initialized
 from . import _threads  # noqa: F401  (prepares Taichi's CPU workers for each program)
 from . import _indexing, _interchange  # noqa: F401  (attach TiArray's indexing, __dlpack__, to_device)
 from ._array_object import TiArray
@@ -76,7 +76,7 @@ __all__ = [
     "__array_api_version__",
     "__array_namespace_info__",
     # runtime and types
-    "Device", "init", "is_initialized", "TiArray", "DType", "isdtype",
+    "Device", "backend", "init", "is_initialized", "TiArray", "DType", "isdtype",
     "Launcher", "KernelSignatureError", "set_serial_threshold",
     # operators
     "Operator", "ShapeDtype", "UndefinedPrimal",

@@ -19,7 +19,7 @@ import weakref
 
 from . import _backend
 
-__all__ = ["Device", "init", "is_initialized", "current_device", "get_device"]
+__all__ = ["Device", "backend", "init", "is_initialized", "current_device", "get_device"]
 
 # One lock for the runtime and everything compiled for it: init, the cache registry, kernel
 # compilation (so that a cache is never cleared while a compile fills it).
@@ -123,6 +123,23 @@ def get_device(device, *, func: str = "tiarray", arg: str = "device") -> Device:
         f"{func}(): argument '{arg}' must be a tiarray.Device, a string such as 'cpu' or 'cuda:0', "
         f"or None, got {device!r}"
     )
+
+
+def backend() -> str:
+    """The Taichi implementation tiarray computes with: ``"taichi"`` or ``"quadrants"``.
+
+    Chosen once, when tiarray is imported, from the environment variable
+    ``TIARRAY_BACKEND`` (default: ``"taichi"`` where it is installed, else
+    ``"quadrants"``). Kernels for :class:`tiarray.Operator` and plain kernel calls on
+    TiArrays are written in that language (``@ti.kernel`` or ``@qd.kernel``).
+
+    Examples
+    --------
+    >>> import tiarray as ta
+    >>> ta.backend() in ("taichi", "quadrants")
+    True
+    """
+    return _backend.NAME
 
 
 def is_initialized() -> bool:

@@ -294,7 +294,7 @@ def test_without_taichi_the_default_backend_is_quadrants(tmp_path, monkeypatch):
     monkeypatch.setenv("ENABLE_QUADRANTS_HEADER_PRINT", "0")
     out = _fresh(
         _HIDE_TAICHI + "import numpy as np, tiarray as ta\n"
-        "print(ta._backend.NAME, float(ta.sum(ta.asarray(np.arange(4.0)))), 'taichi' in sys.modules)\n",
+        "print(ta.backend(), float(ta.sum(ta.asarray(np.arange(4.0)))), 'taichi' in sys.modules)\n",
         tmp_path,
     )
     assert out.split() == ["quadrants", "6.0", "False"]
@@ -303,7 +303,7 @@ def test_without_taichi_the_default_backend_is_quadrants(tmp_path, monkeypatch):
 def test_the_default_backend_is_taichi_where_it_is_installed(tmp_path, monkeypatch):
     # the quadrants sessions of nox uninstall taichi: there the default is quadrants
     monkeypatch.delenv("TIARRAY_BACKEND", raising=False)
-    out = _fresh("import sys, tiarray as ta\nprint(ta._backend.NAME, 'quadrants' in sys.modules)\n", tmp_path)
+    out = _fresh("import sys, tiarray as ta\nprint(ta.backend(), 'quadrants' in sys.modules)\n", tmp_path)
     if importlib.util.find_spec("taichi") is not None:
         assert out.split() == ["taichi", "False"]
     else:
