@@ -134,8 +134,11 @@ def qd_numpy(session):
 
 @nox.session(name="qd-torch", python=PY)
 def qd_torch(session):
-    """The quadrants backend with PyTorch (and JAX, for the tests that exchange with it)."""
+    """The quadrants backend with PyTorch (and JAX, for the tests that exchange with it), and
+    the two examples that write kernels (in quadrants' language under this backend)."""
     _quadrants_backend(session, ",torch,jax", "torch and not cupy")
+    for script in ("custom_operator.py", "rl_zero_copy.py"):
+        session.run("python", f"examples/{script}", "--quick", env={**ENV, **QD})
 
 
 @nox.session(name="qd-jax", python=PY)
