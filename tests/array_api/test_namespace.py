@@ -34,7 +34,7 @@ STRICT_ONLY = {
 # tiarray's public names beyond the standard: the array type, the dtype objects the
 # standard leaves to the library, the runtime and the kernel/operator machinery
 TIARRAY_EXTRAS = {
-    "TiArray", "DType", "Device", "AxisError", "init", "is_initialized",
+    "TiArray", "DType", "Device", "AxisError", "backend", "init", "is_initialized",
     "Launcher", "KernelSignatureError", "set_serial_threshold",
     "Operator", "ShapeDtype", "UndefinedPrimal",
     "float16", "bfloat16",
