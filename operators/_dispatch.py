@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 
-from tiarray._internal import framework_of
+from tiarray._internal import TAICHI_FAMILY, framework_of
 
 __all__ = ["dispatch"]
 
@@ -43,7 +43,7 @@ def _adapter(fw: str):
 
 _TYPE_FW: dict = {}  # type -> framework (framework_of caches too; this saves a call per argument)
 # Taichi's and quadrants' arrays are TiArrays to the call: they mix with TiArrays and each other
-_FAMILY = {"taichi": "tiarray", "taichi_field": "tiarray", "quadrants": "tiarray"}
+_FAMILY = dict.fromkeys(TAICHI_FAMILY, "tiarray")
 
 
 def framework_of_call(op, args) -> str:

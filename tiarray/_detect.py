@@ -13,7 +13,7 @@ import numpy as np
 from ._array_object import TiArray
 from ._backend import Field, Ndarray, qd_memory
 
-__all__ = ["framework_of"]
+__all__ = ["framework_of", "TAICHI_FAMILY"]
 
 _CACHE: dict = {}
 _MISSING = object()
@@ -52,6 +52,10 @@ def _classify(x) -> str | None:
     if isinstance(x, Field):
         return "taichi_field"
     return None
+
+
+# the frameworks whose arrays are Taichi or quadrants memory: ta.asarray views them in place
+TAICHI_FAMILY = frozenset({"taichi", "taichi_field", "quadrants"})
 
 
 def framework_of(x) -> str | None:

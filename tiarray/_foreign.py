@@ -187,15 +187,16 @@ def _import_torch(t, func: str, copy, want: Device | None = None) -> TiArray:
 
 
 def _import_taichi_ndarray(nd, func: str) -> TiArray:
-    """A view of a backend ndarray's memory; a vector/matrix ndarray's element axes last
-    (``ti.Vector.ndarray(3, ti.f32, (n,))`` is an ``(n, 3)`` TiArray, as its ``to_numpy()``)."""
+    """A view of a ``ti.ndarray``'s memory; a vector/matrix ndarray's element axes last
+    (``ti.Vector.ndarray(3, ti.f32, (n,))`` is an ``(n, 3)`` TiArray, as its ``to_numpy()``).
+    quadrants ndarrays never come here, under either backend: they are classified
+    "quadrants" first (:func:`_import_quadrants`)."""
     try:
         ptr, shape, strides, npdt = _backend.ndarray_layout(nd)
     except RuntimeError as e:
-        lang, init = ("Taichi", "ti.init()") if _backend.NAME == "taichi" else ("quadrants", "qd.init()")
         raise ValueError(
-            f"{func}(): argument 'obj' is a {type(nd).__name__} of a {lang} runtime that no longer runs: {e}. "
-            f"Create it again after {init}"
+            f"{func}(): argument 'obj' is a {type(nd).__name__} of a Taichi runtime that no longer runs: {e}. "
+            "Create it again after ti.init()"
         ) from None
     dt = _dtypes.to_dtype(npdt, func=func)
     return TiArray._new(ptr, shape, strides, dt, _runtime.current_device(), nd, False)

@@ -21,7 +21,7 @@ import numpy as np
 from . import _backend, _cuda, _dlpack, _dtypes, _runtime
 from ._array_object import MemoryKeeper, TiArray
 from ._buffer import empty_owned
-from ._detect import framework_of
+from ._detect import TAICHI_FAMILY, framework_of
 from ._foreign import _import_numpy, _import_torch, device_from_dl, dl_pair, view_of
 from ._kernels.copy import copy_array, copy_to_device
 from ._runtime import CPU
@@ -242,7 +242,7 @@ def from_dlpack(x, /, *, device=None, copy=None) -> TiArray:
         t = x
     else:
         fw = framework_of(x)
-        if not hasattr(x, "__dlpack__") and fw not in ("taichi", "taichi_field", "quadrants"):
+        if not hasattr(x, "__dlpack__") and fw not in TAICHI_FAMILY:
             raise TypeError(
                 f"{func}(): argument 'x' must implement the DLPack protocol (__dlpack__), "
                 f"got {type(x).__name__}"

@@ -29,7 +29,7 @@ from . import _dtypes as dtypes
 from ._array_object import TiArray
 from ._backend import compiling_for_gpu, element_type, materialize, ti, type_name
 from ._buffer import empty_owned
-from ._detect import framework_of, is_jax_tracer
+from ._detect import TAICHI_FAMILY, framework_of, is_jax_tracer
 from ._foreign import numpy_data_ptr, view_of
 from ._interchange import asarray, from_dlpack
 from ._kernels.copy import copy_array
@@ -48,6 +48,6 @@ __all__ = [
     "program", "CACHES", "ensure_init", "register_cache", "current_device", "is_cpu", "cpu_workers",
     "dtypes", "check_bool",
     "TiArray", "empty_owned", "copy_array", "view_of", "numpy_data_ptr", "asarray", "from_dlpack", "framework_of",
-    "is_jax_tracer", "cuda",
+    "is_jax_tracer", "TAICHI_FAMILY", "cuda",
     "Launcher", "KernelSignatureError", "IEEE", "launch_lock", "debug_mode", "P_ARRAY", "P_FLOAT", "P_INT", "P_UINT", "P_TEMPLATE",
 ]  # fmt: skip

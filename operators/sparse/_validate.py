@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 
-from tiarray._internal import asarray, check_bool, framework_of
+from tiarray._internal import TAICHI_FAMILY, asarray, check_bool, framework_of
 from tiarray._internal import dtypes as _dtypes
 
 from . import _once, _xp
@@ -75,7 +75,7 @@ def as_array(func: str, name: str, x):
     fw = framework_of(x)
     if fw in ("numpy", "torch", "jax", "cupy", "tiarray"):
         return x
-    if fw in ("taichi", "taichi_field", "quadrants"):
+    if fw in TAICHI_FAMILY:
         return asarray(x)
     if x is None:
         raise TypeError(f"{func}(): argument '{name}' must be an array, got None")

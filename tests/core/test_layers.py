@@ -158,19 +158,12 @@ def _fresh(code: str, tmp_path) -> str:
     return r.stdout.strip()
 
 
-def _backend_name() -> str:
-    """The module of the running backend's language (``taichi`` or ``quadrants``)."""
-    from tiarray import _backend
-
-    return _backend.NAME
-
-
 def test_import_tiarray_stays_light(tmp_path):
     # ml_dtypes (bfloat16's NumPy dtype) is imported when bfloat16 is first used; where it
     # is not installed (the numpy-only session) the first use says what to install
     # (quadrants imports torch itself when torch is installed: what counts is what tiarray adds)
     out = _fresh(
-        f"import sys, {_backend_name()}\n"
+        f"import sys, {tiarray.backend()}\n"
         "before = set(sys.modules)\n"
         "import tiarray as ta\n"
         "print(*(m in sys.modules and m not in before for m in ('ml_dtypes', 'torch', 'jax')))\n"

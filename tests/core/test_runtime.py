@@ -6,9 +6,9 @@ import sys
 import tempfile
 import textwrap
 
-from tiarray import _backend
+import tiarray
 
-BACKEND = _backend.NAME  # the language module of the running backend: taichi or quadrants
+BACKEND = tiarray.backend()  # the language module of the running backend: taichi or quadrants
 
 
 def run(code: str) -> subprocess.CompletedProcess:

@@ -338,12 +338,6 @@ def test_array_api_strict_roundtrip(dtype):
 # ----------------------------------------------------------------------------- Taichi
 
 
-def _backend_name() -> str:
-    from tiarray._internal import ti
-
-    return ti.__name__
-
-
 def _backend_ndarrays():
     from tiarray._internal import ti  # the backend's language: taichi, or quadrants
 
@@ -377,7 +371,7 @@ def test_taichi_ndarray_of_a_reset_runtime_is_refused():
     r = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(
             f"""
-            import numpy as np, {_backend_name()} as ti
+            import numpy as np, {ta.backend()} as ti
             ti.init(arch=ti.cpu)
             early = ti.ndarray(ti.f32, (3,))  # before tiarray is imported
             import tiarray as ta

@@ -46,6 +46,15 @@ def _make_probe(lang):
     return _addr_probe
 
 
+def c_strides(shape) -> tuple:
+    """Row-major element strides of ``shape`` (the layout of a backend ndarray)."""
+    st, acc = [], 1
+    for s in reversed(shape):
+        st.append(acc)
+        acc *= s
+    return tuple(reversed(st))
+
+
 class FieldReader:
     """Reads the memory layout of one language's fields.
 

@@ -130,11 +130,7 @@ def ndarray_layout(nd) -> tuple:
     if hasattr(nd, "n"):
         elem = (nd.n, nd.m) if hasattr(nd, "m") and type(nd).__name__ == "MatrixNdarray" else (nd.n,)
     full = phys + elem
-    st, acc = [], 1
-    for s in reversed(full):
-        st.append(acc)
-        acc *= s
-    st = list(reversed(st))
+    st = list(_fields.c_strides(full))
     layout = getattr(nd, "_qd_layout", None)
     if layout is not None and tuple(layout) != tuple(range(len(layout))):
         # physical axis k holds canonical axis layout[k]: canonical axis j is physical inv[j]

@@ -291,11 +291,7 @@ def ndarray_layout(nd) -> tuple:
     except RuntimeError:
         raise RuntimeError(_RESET) from None
     shape = tuple(nd.shape) + tuple(nd.element_shape)
-    st, acc = [], 1
-    for s in reversed(shape):
-        st.append(acc)
-        acc *= s
-    return ptr, shape, tuple(reversed(st)), np.dtype(_to_numpy_type(nd.dtype))
+    return ptr, shape, _fields.c_strides(shape), np.dtype(_to_numpy_type(nd.dtype))
 
 
 def alloc_bytes(nbytes: int) -> tuple:
