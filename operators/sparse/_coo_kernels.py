@@ -18,7 +18,7 @@ Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotation
 from tiarray._internal import ti
 
 from ._common import CHUNK, is_bool, ndim, num_threads, on_gpu
-from ._csr_kernels import _add_blocks, _valid
+from ._csr_kernels import _add_blocks, _nonzero, _valid
 
 
 @ti.real_func
@@ -40,7 +40,7 @@ def _coo_span(
         d = dst[j]
         if s >= 0 and s < n_in and d >= 0 and d < n_out:
             v = x[ti.cast(s, ti.i32)]
-            if v != 0:
+            if _nonzero(x, v):
                 q = off + ti.cast(d, ti.i32)
                 if ti.static(is_bool(x)):
                     target[q] = target[q] + weights[j]
@@ -68,7 +68,7 @@ def _coo_span_homo(
         d = dst[j]
         if s >= 0 and s < n_in and d >= 0 and d < n_out:
             v = x[ti.cast(s, ti.i32)]
-            if v != 0:
+            if _nonzero(x, v):
                 q = off + ti.cast(d, ti.i32)
                 if ti.static(is_bool(x)):
                     target[q] = target[q] + w
@@ -109,7 +109,7 @@ def coomv_kernel(
                 d = col[j]
             if _valid(s, n_in) and _valid(d, n_out):
                 v = vector[ti.cast(s, ti.i32)]
-                if v != 0:
+                if _nonzero(vector, v):
                     wj = ti.cast(0, out.get_type().element_type)
                     if ti.static(ndim(weights) == 0):
                         wj = weights[None]
@@ -145,7 +145,7 @@ def coomv_kernel(
 @ti.func
 def _mm_add(weights: ti.template(), matrix: ti.template(), out: ti.template(), j, s, d, c):
     m = matrix[s, c]
-    if m != 0:
+    if _nonzero(matrix, m):
         wj = ti.cast(0, out.get_type().element_type)
         if ti.static(ndim(weights) == 0):
             wj = weights[None]

@@ -28,6 +28,7 @@ from ._csr_kernels import (
     _add_blocks,
     _block_active,
     _bounds,
+    _nonzero,
     _scatter_row,
     _scatter_row_homo,
     _slot_rows,
@@ -68,7 +69,7 @@ def _delayed_row(
             if r < 0:
                 r += D
             v = history[ti.cast(r, ti.i32), i]
-            if v != 0:
+            if _nonzero(history, v):
                 q = off + ti.cast(k, ti.i32)
                 if ti.static(is_bool(history)):
                     target[q] = target[q] + weights[j]
@@ -100,7 +101,7 @@ def _delayed_row_homo(
             if r < 0:
                 r += D
             v = history[ti.cast(r, ti.i32), i]
-            if v != 0:
+            if _nonzero(history, v):
                 q = off + ti.cast(k, ti.i32)
                 if ti.static(is_bool(history)):
                     target[q] = target[q] + w
@@ -113,7 +114,7 @@ def _row_active(history: ti.template(), i):
     """Whether neuron ``i`` has an event in any slot of ``history``."""
     nz = False
     for s in range(history.shape[0]):
-        if history[s, i] != 0:
+        if _nonzero(history, history[s, i]):
             nz = True
     return nz
 
@@ -156,7 +157,7 @@ def delayed_kernel(
                         k = indices[j]
                         if _valid(k, n_out):
                             v = history[_slot(tt, delays[j], history.shape[0]), i]
-                            if v != 0:
+                            if _nonzero(history, v):
                                 wj = ti.cast(0, out.get_type().element_type)
                                 if ti.static(ndim(weights) == 0):
                                     wj = weights[None]
@@ -238,7 +239,7 @@ def _sorted_rows(weights: ti.template(), dptr: ti.template(), perm: ti.template(
             if active:
                 for r in range(i, e):
                     v = history[s, r]
-                    if v != 0:
+                    if _nonzero(history, v):
                         a, b = _segment(dptr, r, d, history.shape[1], nnz)
                         if b > a:
                             x = ti.cast(1.0, ti.f64)
@@ -291,7 +292,7 @@ def delayed_sorted_kernel(
             for i in range(n_rows):
                 for s in range(D):
                     v = history[s, i]
-                    if v != 0:
+                    if _nonzero(history, v):
                         d = tm - s
                         if d < 0:
                             d += D

@@ -18,7 +18,7 @@ thread with plain adds. Kernel convention as in ``_csr_kernels``; no ``from __fu
 from tiarray._internal import ti
 
 from ._common import is_bool, ndim, on_gpu
-from ._csr_kernels import EVENT_BLOCK, _block_active, _bounds, _valid
+from ._csr_kernels import EVENT_BLOCK, _block_active, _bounds, _nonzero, _valid
 from ._plasticity_kernels import _scale
 
 
@@ -85,7 +85,7 @@ def deliver_kernel(
         if ti.static(on_gpu()):
             for i in range(m):
                 e = events[i]
-                if e != 0:
+                if _nonzero(events, e):
                     a, b = _bounds(indptr, i, nnz)
                     sc = _scale(events, e, out.get_type().element_type)
                     _deliver_row(weights, indices, delays, out, sc, a, b, t0, L, n, True)
@@ -100,7 +100,7 @@ def deliver_kernel(
                     if active:
                         for r in range(i, k):
                             e = events[r]
-                            if e != 0:
+                            if _nonzero(events, e):
                                 a, b = _bounds(indptr, r, nnz)
                                 sc = _scale(events, e, out.get_type().element_type)
                                 _deliver_row(weights, indices, delays, out, sc, a, b, t0, L, n, False)
@@ -162,7 +162,7 @@ def deliver_sorted_kernel(
                 if active:
                     for r in range(i, kk):
                         e = events[r]
-                        if e != 0:
+                        if _nonzero(events, e):
                             sc = _scale(events, e, out.get_type().element_type)
                             for k in range(L):
                                 a = ti.cast(ti.min(ti.max(rptr[r * L + k], 0), nq), ti.i32)
@@ -192,7 +192,7 @@ def deliver_sddmm_kernel(
         t0 = _start(t[None], L)
         for i in range(ti.min(events.shape[0], indptr.shape[0] - 1)):
             e = events[i]
-            if e != 0:
+            if _nonzero(events, e):
                 a, b = _bounds(indptr, i, nnz)
                 sc = ti.cast(1, out.get_type().element_type)
                 if ti.static(not is_bool(events)):

@@ -17,6 +17,7 @@ Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotation
 from tiarray._internal import ti
 
 from ._common import CHUNK, is_bool, num_threads
+from ._csr_kernels import EVENT_BLOCK, _block_active, _nonzero
 
 TILE = 1024  # output columns of e @ W kept in L1 while the active rows are added
 
@@ -57,12 +58,20 @@ def densemv_kernel(
     """``out = W @ events`` (``transpose=False``) or ``events @ W`` (``True``), reading only the
     columns / rows of nonzero events. ``active`` (int32, ``len(events) + 1``) is scratch."""
     ne = ti.min(events.shape[0], active.shape[0] - 1)
-    for _ in range(1):  # one thread lists the active events
+    for _ in range(1):  # one thread lists the active events, EVENT_BLOCK at a time
         na = 0
-        for j in range(ne):
-            if events[j] != 0:
-                active[na] = j
-                na += 1
+        j0 = 0
+        while j0 < ne:
+            j1 = ti.min(j0 + EVENT_BLOCK, ne)
+            any_active = True
+            if j1 - j0 == EVENT_BLOCK:
+                any_active = _block_active(events, 0, j0)
+            if any_active:
+                for j in range(j0, j1):
+                    if _nonzero(events, events[j]):
+                        active[na] = j
+                        na += 1
+            j0 = j1
         active[active.shape[0] - 1] = na
     if ti.static(not transpose):
         n_rows = ti.min(out.shape[0], weights.shape[0])
@@ -122,7 +131,7 @@ def densemm_kernel(
         for j in range(ne):
             nz = False
             for c in range(K):
-                if events[j, c] != 0:
+                if _nonzero(events, events[j, c]):
                     nz = True
             if nz:
                 active[na] = j

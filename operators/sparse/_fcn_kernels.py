@@ -15,10 +15,12 @@ __future__ import annotations`` here.
 
 from tiarray._internal import ti
 
-from ._common import CHUNK, ndim, num_threads, on_gpu
+from ._common import CHUNK, is_bool, ndim, num_threads, on_gpu
 from ._csr_kernels import (
+    EVENT_BLOCK,
     GATHER_SYN,
     _add_blocks,
+    _block_active,
     _checked_sum,
     _finish,
     _gather_row,
@@ -26,9 +28,11 @@ from ._csr_kernels import (
     _mm_gather_row,
     _mm_scatter_atomic,
     _mm_scatter_col,
+    _nonzero,
     _row_sum,
     _scatter_span,
     _scatter_span_atomic,
+    _stage_events,
     _valid,
     _zero_sum,
 )
@@ -82,11 +86,20 @@ def _fcn_gather_rows(weights: ti.template(), indices: ti.template(), vector: ti.
 @ti.func
 def _fcn_scatter_rows(weights: ti.template(), indices: ti.template(), vector: ti.template(), target: ti.template(),
                       off, lo, hi, k, n_out):  # fmt: skip
-    """``target[off + c] += A[i, c] * vector[i]`` for the rows ``[lo, hi)`` with ``vector[i] != 0``."""
-    for i in range(lo, hi):
-        vi = vector[i]
-        if vi != 0:
-            _scatter_span(weights, indices, vector, vi, target, off, i * k, i * k + k, n_out)
+    """``target[off + c] += A[i, c] * vector[i]`` for the rows ``[lo, hi)`` with ``vector[i] != 0``;
+    the events are scanned ``EVENT_BLOCK`` at a time, as ``_csr_kernels._scatter_rows``."""
+    i0 = lo
+    while i0 < hi:
+        e = ti.min(i0 + EVENT_BLOCK, hi)
+        active = True
+        if e - i0 == EVENT_BLOCK:
+            active = _block_active(vector, 0, i0)
+        if active:
+            for i in range(i0, e):
+                vi = vector[i]
+                if _nonzero(vector, vi):
+                    _scatter_span(weights, indices, vector, vi, target, off, i * k, i * k + k, n_out)
+        i0 = e
 
 
 @ti.kernel
@@ -110,11 +123,20 @@ def fcnmv_kernel(
                 out[i] = _gather_row(weights, indices, vector, i * k, i * k + k, n_in)
         else:
             nt = ti.static(num_threads())
+            if ti.static(is_bool(vector)):  # bool events are gathered as numbers (_stage_events)
+                _stage_events(vector, scratch, ti.select(scratch.shape[0] >= n_in, n_in, 0))
             for s in range(nt * CHUNK):
                 if s % CHUNK == 0:
                     t = s // CHUNK
-                    _fcn_gather_rows(weights, indices, vector, out, t * n_rows // nt, (t + 1) * n_rows // nt, k,
-                                     n_in)  # fmt: skip
+                    lo = t * n_rows // nt
+                    hi = (t + 1) * n_rows // nt
+                    if ti.static(is_bool(vector)):
+                        if scratch.shape[0] >= n_in:
+                            _fcn_gather_rows(weights, indices, scratch, out, lo, hi, k, n_in)
+                        else:
+                            _fcn_gather_rows(weights, indices, vector, out, lo, hi, k, n_in)
+                    else:
+                        _fcn_gather_rows(weights, indices, vector, out, lo, hi, k, n_in)
     else:
         n_out = out.shape[0]
         n_rows = vector.shape[0]
@@ -122,7 +144,7 @@ def fcnmv_kernel(
         if ti.static(on_gpu()):
             for i in range(n_rows):
                 vi = vector[i]
-                if vi != 0:
+                if _nonzero(vector, vi):
                     _scatter_span_atomic(weights, indices, vector, vi, out, i * k, i * k + k, n_out)
         else:
             nt = 1
@@ -168,7 +190,7 @@ def fcnmm_kernel(
         if ti.static(on_gpu()):
             for i, c in ti.ndrange(n_rows, K):
                 m = matrix[i, c]
-                if m != 0:
+                if _nonzero(matrix, m):
                     _mm_scatter_atomic(weights, indices, matrix, m, out, c, i * k, i * k + k, n_out)
         else:
             nt = ti.min(ti.static(num_threads()), K)
@@ -178,7 +200,7 @@ def fcnmm_kernel(
                     for c in range(t * K // nt, (t + 1) * K // nt):
                         for i in range(n_rows):
                             m = matrix[i, c]
-                            if m != 0:
+                            if _nonzero(matrix, m):
                                 _mm_scatter_col(weights, indices, matrix, m, scratch, c * n_out, i * k,
                                                 i * k + k, n_out)  # fmt: skip
             for c2 in range(n_out):

@@ -36,6 +36,7 @@ No ``from __future__ import annotations`` here.
 from tiarray._internal import ti
 
 from ._common import CHUNK, is_bool, on_gpu
+from ._csr_kernels import _nonzero
 
 GOLD = 0x9E3779B97F4A7C15
 MIX1 = 0xBF58476D1CE4E5B9
@@ -262,7 +263,7 @@ def _scatter_rows(dist: ti.template(), vector: ti.template(), w1: ti.template(),
     """Scatter the rows ``[lo, hi)`` whose ``vector`` entry is nonzero."""
     for i in range(lo, hi):
         vi = vector[i]
-        if vi != 0:
+        if _nonzero(vector, vi):
             scale = ti.cast(1, w1.get_type().element_type)
             if ti.static(not is_bool(vector)):
                 scale = ti.cast(vi, w1.get_type().element_type)
@@ -626,7 +627,7 @@ def _mm_scatter(dist: ti.template(), matrix: ti.template(), w1: ti.template(), w
     K = matrix.shape[1]
     nz = False
     for c in range(K):
-        if matrix[i, c] != 0:
+        if _nonzero(matrix, matrix[i, c]):
             nz = True
     if nz:
         st = _row_state(key, i)

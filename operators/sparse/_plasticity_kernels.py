@@ -22,7 +22,7 @@ __future__ import annotations``.
 from tiarray._internal import ti
 
 from ._common import is_bool
-from ._csr_kernels import _bounds, _valid
+from ._csr_kernels import _bounds, _nonzero, _valid
 
 
 @ti.func
@@ -63,7 +63,7 @@ def csr_on_pre_kernel(
     n_tr = trace.shape[0]
     for i in range(n_rows):
         si = spikes[i]
-        if si != 0:
+        if _nonzero(spikes, si):
             a = i * k
             b = a + k
             if ti.static(not fixed):
@@ -97,7 +97,7 @@ def csr_on_post_kernel(
     n_tr = trace.shape[0]
     for c in range(ti.min(spikes.shape[0], ptr_t.shape[0] - 1)):
         sc0 = spikes[c]
-        if sc0 != 0:
+        if _nonzero(spikes, sc0):
             a, b = _bounds(ptr_t, c, n_perm)
             sc = _scale(spikes, sc0, out.get_type().element_type)
             lo = ti.cast(w_min[None], out.get_type().element_type)
@@ -184,7 +184,7 @@ def dense_on_pre_kernel(
     if ti.static(not post):
         for i in range(ti.min(m, spikes.shape[0])):
             si = spikes[i]
-            if si != 0:
+            if _nonzero(spikes, si):
                 sc = _scale(spikes, si, out.get_type().element_type)
                 for j in range(ti.min(n, trace.shape[0])):
                     out[i, j] = _clip(
@@ -193,7 +193,7 @@ def dense_on_pre_kernel(
     else:
         for j in range(ti.min(n, spikes.shape[0])):
             sj = spikes[j]
-            if sj != 0:
+            if _nonzero(spikes, sj):
                 sc = _scale(spikes, sj, out.get_type().element_type)
                 for i in range(ti.min(m, trace.shape[0])):
                     out[i, j] = _clip(

@@ -120,7 +120,9 @@ def _product_decide(nnz, x, xi, transpose):
 def _product_scratch(weights, x, serial, shape, transpose):
     n_out = shape[1] if transpose else shape[0]
     if not transpose:
-        return ShapeDtype((0,), weights.dtype)
+        # the CPU gather of bool events reads them staged as numbers (_csr_kernels._stage_events)
+        staged = x.ndim == 1 and x.dtype.kind == "b" and _cpu()
+        return ShapeDtype((x.shape[0] if staged else 0,), weights.dtype)
     if x.ndim == 2:
         return ShapeDtype((x.shape[1] * n_out if _cpu() else 0,), weights.dtype)
     blocks = 1 if serial else threads()

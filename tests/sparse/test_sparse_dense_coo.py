@@ -75,6 +75,37 @@ def coo():
     return rng.standard_normal(20), row, col
 
 
+@pytest.mark.parametrize("kind", ["bool", "float32", "float64"])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_dense_event_list_scans_blocks(kind, transpose):
+    """The event list is scanned 64 events at a time (a block without an event is skipped):
+    events on the edges of the blocks and in the short last block, ``-0.0`` (zero) and NaN
+    (not zero) each give the dense product."""
+    rng = np.random.default_rng(3)
+    m = 200  # three full blocks of 64 and a tail of 8
+    dt = np.float64 if kind == "float64" else np.float32
+    W = rng.standard_normal((m, m)).astype(dt)
+    on = [0, 63, 64, 127, 191, 192, 199]
+    e = np.zeros(m, dtype=bool if kind == "bool" else dt)
+    if kind == "bool":
+        e[on] = True
+    else:
+        e[:] = -0.0
+        e[on] = rng.standard_normal(len(on))
+        e[130] = np.nan  # alone in the third block
+    ref = (W.astype(np.float64).T if transpose else W.astype(np.float64)) @ e.astype(np.float64)
+    got = sp.event_densemv(W, e, transpose=transpose)
+    # per element: the sum of <= 8 terms in the weights' precision
+    tol = (
+        8
+        * np.finfo(dt).eps
+        * ((np.abs(W).T if transpose else np.abs(W)) @ np.abs(np.nan_to_num(e.astype(np.float64))))
+    )
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    fin = ~np.isnan(ref)
+    assert np.all(np.abs(got[fin] - ref[fin]) <= tol[fin] + 1e-30)
+
+
 def test_coo_errors(coo):
     w, row, col = coo
     v, e = np.ones(8), np.ones(8, bool)
