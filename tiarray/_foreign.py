@@ -14,6 +14,8 @@ Matrix)             the field is the owner. Only dense SNode trees are one strid
 JAX, CuPy, array-   ``__dlpack__`` (versioned when offered): the imported managed tensor
 api-strict, any     is the owner and its deleter runs when the last TiArray view dies
 ``__dlpack__``
+CUDA array          ``__cuda_array_interface__`` (numba's device arrays, PyCUDA, ...: CUDA
+interface           memory without ``__dlpack__``); the object is the owner
 buffer protocol     through a NumPy view (``memoryview``)
 ==================  ===============================================================
 
@@ -31,8 +33,8 @@ import sys
 
 import numpy as np
 
-from . import _backend, _dlpack, _dtypes, _runtime
-from ._array_object import MemoryKeeper, TiArray
+from . import _backend, _cuda, _dlpack, _dtypes, _runtime
+from ._array_object import MemoryKeeper, TiArray, c_strides
 from ._detect import framework_of, is_jax_tracer
 from ._runtime import CPU, Device
 
@@ -183,6 +185,13 @@ def _import_torch(t, func: str, copy, want: Device | None = None) -> TiArray:
         # (once per storage, ~4 us; CUDA storages are checked at use, MemoryKeeper.check)
         _torch_pin(storage)
     owner = MemoryKeeper(t, storage, storage.data_ptr())
+    if device is not CPU:
+        # The work torch queued on its current stream (the kernel that wrote the tensor, say)
+        # comes before Taichi's kernels, which run on the legacy default stream: what a DLPack
+        # producer does when asked for stream 1. An event, the host does not wait.
+        s = sys.modules["torch"].cuda.current_stream(dev).cuda_stream
+        if s:  # 0: the legacy default stream itself, already in order
+            _cuda.stream_wait(_cuda.LEGACY_STREAM, s)
     return TiArray._new(t.data_ptr(), tuple(t.shape), tuple(t.stride()), dt, device, owner, False)
 
 
@@ -306,6 +315,68 @@ def _import_dlpack(x, func: str, copy, device: Device | None) -> TiArray:
     return t
 
 
+def _import_cuda_array_interface(obj, func: str, want: Device | None) -> TiArray:
+    """A view of CUDA memory described by ``__cuda_array_interface__`` (version 2 or 3), for
+    producers without ``__dlpack__`` (numba's device arrays, PyCUDA). The producer's stream
+    (version 3) is ordered before Taichi's legacy default stream, as DLPack's would be."""
+    producer = type(obj).__name__
+    try:
+        cai = obj.__cuda_array_interface__
+    except Exception as e:
+        raise BufferError(
+            f"{func}(): the producer ({producer}) failed in __cuda_array_interface__: {type(e).__name__}: {e}"
+        ) from e
+
+    def bad(what):
+        return BufferError(f"{func}(): {producer}.__cuda_array_interface__ is malformed: {what}, got {cai!r}")
+
+    if not isinstance(cai, dict):
+        raise bad("expected a dict")
+    try:
+        shape = tuple(cai["shape"])
+        typestr = cai["typestr"]
+        ptr, readonly = cai["data"]
+    except (KeyError, TypeError, ValueError):
+        raise bad("'shape', 'typestr' and 'data' (pointer, read-only) are required") from None
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise bad("'shape' must hold non-negative ints")
+    if not isinstance(ptr, int) or isinstance(ptr, bool) or ptr < 0 or (ptr == 0 and 0 not in shape):
+        raise bad("'data' must hold a non-null pointer (an int) for a non-empty array")
+    if cai.get("mask") is not None:
+        raise TypeError(
+            f"{func}(): {producer} is a masked array (its interface has a 'mask'); tiarray has no masks"
+        )
+    try:
+        npd = np.dtype(typestr)
+    except TypeError:
+        raise bad("'typestr' is not a NumPy type string") from None
+    dt = _dtypes.to_dtype(npd, func=func)
+    item = npd.itemsize
+    bstrides = cai.get("strides")
+    if bstrides is None:  # C-contiguous
+        strides = c_strides(shape)
+    else:
+        bstrides = tuple(bstrides)
+        if len(bstrides) != len(shape) or not all(
+            isinstance(b, int) and not isinstance(b, bool) for b in bstrides
+        ):
+            raise bad("'strides' must be None or one int per dimension")
+        if any(b % item for b in bstrides):
+            raise ValueError(
+                f"{func}(): {producer}'s strides {bstrides} (bytes) are not whole numbers of its {item}-byte "
+                "elements; tiarray cannot describe that memory"
+            )
+        strides = tuple(b // item for b in bstrides)
+    stream = cai.get("stream")
+    if stream is not None and (stream == 0 or not isinstance(stream, int) or isinstance(stream, bool)):
+        raise bad("'stream' must be None or a non-zero int (0 is disallowed by the interface)")
+    device = Device("cuda", 0)  # the interface names no device: the GPU Taichi runs on
+    _check_device_usable(device, want, func)
+    if stream is not None and stream != _cuda.LEGACY_STREAM:
+        _cuda.stream_wait(_cuda.LEGACY_STREAM, stream)
+    return TiArray._new(ptr, shape, strides, dt, device, obj, bool(readonly))
+
+
 def _check_device_usable(src: Device, want: Device | None, func: str) -> None:
     """CUDA memory needs a CUDA runtime, unless the caller asked for a copy to the CPU."""
     if src.kind == "cuda" and want != CPU and _runtime.current_device().kind != "cuda":
@@ -353,6 +424,8 @@ def view_of(obj, func: str, copy=None, want: Device | None = None) -> TiArray | 
         return _import_quadrants(obj, func, copy, want)
     if hasattr(obj, "__dlpack__"):
         return _import_dlpack(obj, func, copy, want)
+    if hasattr(obj, "__cuda_array_interface__"):
+        return _import_cuda_array_interface(obj, func, want)
     if type(obj).__name__ == "PyCapsule":
         return _from_capsule(obj, func, want)
     if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):

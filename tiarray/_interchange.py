@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from . import _backend, _cuda, _dlpack, _dtypes, _runtime
-from ._array_object import MemoryKeeper, TiArray
+from ._array_object import MemoryKeeper, TiArray, c_strides
 from ._buffer import empty_owned
 from ._detect import TAICHI_FAMILY, framework_of
 from ._foreign import _import_numpy, _import_torch, device_from_dl, dl_pair, view_of
@@ -469,6 +469,36 @@ def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=N
     return export_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
 
+def _cuda_array_interface(self) -> dict:
+    """The CUDA array interface (version 3) of an array in CUDA memory, for consumers that read
+    it instead of DLPack (``cupy.asarray``, ``numba.cuda.as_cuda_array``): no copy, read-only
+    arrays say so, and ``stream`` is 1 (Taichi's legacy default stream, which the consumer
+    waits for). CPU arrays have no such attribute (``hasattr`` is False)."""
+    if self._device.kind != "cuda":
+        raise AttributeError(
+            f"__cuda_array_interface__: the array lives on {self._device}; the CUDA array interface "
+            "describes CUDA memory (use __array_interface__ or DLPack)"
+        )
+    npd = self._dtype._np
+    if npd is None or npd.kind == "V":  # bfloat16
+        raise AttributeError(
+            f"__cuda_array_interface__: {self._dtype} has no type string in the CUDA array interface; "
+            "export it through DLPack"
+        )
+    if self._owner.__class__ is MemoryKeeper:
+        self._owner.check()
+    it = npd.itemsize
+    strides = self._strides
+    return {
+        "shape": self._shape,
+        "typestr": npd.str,
+        "data": (self._ptr if self.size else 0, self._readonly),
+        "strides": None if strides == c_strides(self._shape) else tuple(s * it for s in strides),
+        "version": 3,
+        "stream": _cuda.LEGACY_STREAM,
+    }
+
+
 def to_device(self, device, /, *, stream=None) -> TiArray:
     """This array on ``device``: itself if it is there already, else a copy."""
     dev = _runtime.get_device(device, func="to_device")
@@ -481,3 +511,5 @@ for _f in (__dlpack__, to_device):
     _f.__qualname__ = f"TiArray.{_f.__name__}"
     setattr(TiArray, _f.__name__, _f)
 del _f
+_cuda_array_interface.__qualname__ = "TiArray.__cuda_array_interface__"
+TiArray.__cuda_array_interface__ = property(_cuda_array_interface)
