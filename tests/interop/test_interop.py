@@ -145,7 +145,7 @@ TORCH_DTYPES = DTYPES + ["bfloat16"]
 def torch_base(torch, dtype):
     if dtype == "bfloat16":
         return torch.randn(4, 6, dtype=torch.float32).to(torch.bfloat16)
-    return torch.from_numpy(base(dtype).copy())
+    return torch.as_tensor(base(dtype).copy())
 
 
 TORCH_LAYOUTS = {
@@ -168,7 +168,7 @@ def test_torch_import_is_zero_copy(torch, dtype, layout):
     assert t.strides == tuple(x.stride())
     assert t.dtype.name == dtype
     if dtype != "bfloat16":
-        np.testing.assert_array_equal(np.asarray(t), x.numpy())
+        np.testing.assert_array_equal(np.asarray(t), x.cpu().numpy())
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
@@ -231,6 +231,7 @@ def test_torch_conj_view_needs_copy(torch):
     np.testing.assert_array_equal(np.asarray(ta.asarray(c)), np.array([1 - 2j, 3 + 1j]))
 
 
+@pytest.mark.cpu_only("NumPy imports host memory only")
 def test_torch_to_numpy_through_tiarray(torch):
     x = torch.arange(6.0).reshape(2, 3)
     n = np.from_dlpack(ta.asarray(x))
@@ -484,3 +485,75 @@ class _FakeOpenCLProducer:
 def test_unsupported_device_type_refused():
     with pytest.raises(BufferError, match="OpenCL"):
         ta.from_dlpack(_FakeOpenCLProducer())
+
+
+# ----------------------------------------------------------------------------- CUDA array interface
+
+
+class _FakeCAI:
+    """Describes memory through ``__cuda_array_interface__`` only (as numba's device arrays)."""
+
+    def __init__(self, **over):
+        self.iface = {"shape": (2, 3), "typestr": "<f4", "data": (0x7F0000000000, False), "version": 3}
+        self.iface.update(over)
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.iface
+
+
+def test_cuda_array_interface_memory_on_cpu_runtime_is_refused():
+    with pytest.raises(
+        ValueError, match=r"asarray\(\): the input lives on cuda:0 but Taichi runs on the CPU"
+    ):
+        ta.asarray(_FakeCAI())
+
+
+@pytest.mark.parametrize(
+    "over, match",
+    [
+        ({"shape": (2, -3)}, "'shape' must hold non-negative ints"),
+        ({"data": None}, "'shape', 'typestr' and 'data'"),
+        ({"data": (0, False)}, "'data' must hold a non-null pointer"),
+        ({"typestr": "not a type"}, "'typestr' is not a NumPy type string"),
+        ({"strides": (4,)}, "'strides' must be None or one int per dimension"),
+        ({"stream": 0}, "'stream' must be None or a non-zero int"),
+    ],
+)
+def test_malformed_cuda_array_interface_is_a_clear_error(over, match):
+    with pytest.raises(
+        BufferError, match=r"asarray\(\): _FakeCAI.__cuda_array_interface__ is malformed: " + match
+    ):
+        ta.asarray(_FakeCAI(**over))
+
+
+def test_masked_and_fractional_cuda_array_interfaces_are_refused():
+    with pytest.raises(TypeError, match="masked array"):
+        ta.asarray(_FakeCAI(mask=object()))
+    with pytest.raises(ValueError, match="not whole numbers of its 4-byte elements"):
+        ta.asarray(_FakeCAI(strides=(12, 2)))
+
+
+def test_cpu_arrays_have_no_cuda_array_interface():
+    t = ta.zeros(3)
+    assert not hasattr(t, "__cuda_array_interface__")
+    with pytest.raises(AttributeError, match="lives on cpu; the CUDA array interface describes CUDA memory"):
+        t.__cuda_array_interface__  # noqa: B018
+
+
+def test_cuda_array_interface_of_cuda_arrays():
+    # a TiArray that claims CUDA memory (never dereferenced): the interface describes it
+    from tiarray import _runtime
+
+    host = ta.asarray(np.arange(12.0, dtype=np.float32).reshape(3, 4), copy=True)
+    cuda = _runtime.Device("cuda", 0)
+    c = ta.TiArray._new(host.ptr, (3, 4), (4, 1), ta.float32, cuda, host, False)
+    assert c.__cuda_array_interface__ == {
+        "shape": (3, 4), "typestr": "<f4", "data": (host.ptr, False), "strides": None, "version": 3, "stream": 1,
+    }  # fmt: skip
+    t = ta.TiArray._new(host.ptr + 4, (4, 2), (1, 4), ta.float32, cuda, host, True)  # transposed, read-only
+    assert t.__cuda_array_interface__["strides"] == (4, 16)
+    assert t.__cuda_array_interface__["data"] == (host.ptr + 4, True)
+    b = ta.TiArray._new(host.ptr, (2,), (1,), ta.bfloat16, cuda, host, False)
+    with pytest.raises(AttributeError, match="bfloat16 has no type string"):
+        b.__cuda_array_interface__  # noqa: B018
