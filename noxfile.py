@@ -5,6 +5,7 @@
     nox -s tests-torch       # one session
     nox -s bench             # the benchmark scripts (prints ratio tables)
     nox -s tests-cupy        # on a machine with a CUDA GPU and CuPy
+    nox -s tests-cuda        # Taichi on CUDA: the device-generic tests, on a GPU machine
 
 Every session installs tiarray itself (not editable) with constraints.txt, so each
 one proves the package works with that framework alone.
@@ -181,6 +182,19 @@ def tests_cupy(session):
     """CuPy on a CUDA GPU (not run in CI: CI has no GPU)."""
     session.install(*C, ".[test,cupy]")
     _pytest(session, "cupy", TIARRAY_ARCH="cuda")
+
+
+@nox.session(name="tests-cuda", python=PY, venv_params=["--system-site-packages"])
+def tests_cuda(session):
+    """Taichi on CUDA, every framework's arrays on the GPU: the device-generic tests (marked
+    ``cuda`` by tests/conftest.py). Not run in CI (no GPU). It uses the machine's own CUDA
+    builds of torch, JAX and CuPy (system site-packages: PyPI's defaults and
+    constraints.txt's CPU torch would replace them); benchmarks/gpu_run.sh runs the same
+    selection with gpu_check.py and the GPU benchmarks."""
+    session.install("--no-deps", ".")
+    session.install("taichi==1.7.4", "pytest>=8", "pytest-xdist", "hypothesis", "array-api-strict",
+                    "array-api-compat", "array-api-extra", "scipy")  # fmt: skip
+    _pytest(session, "cuda", "tests/operators", "tests/sparse", "tests/interop", TIARRAY_ARCH="cuda")
 
 
 @nox.session(python=PY)

@@ -149,7 +149,7 @@ class TorchFW(NumpyFW):
         self.torch = torch
 
     def arr(self, a):
-        return self.torch.from_numpy(np.array(a))
+        return self.torch.as_tensor(np.array(a))
 
     def np(self, y):
         assert type(y) is self.torch.Tensor, type(y)

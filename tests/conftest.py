@@ -7,6 +7,15 @@ and are marked with it automatically. Each nox session selects its part with ``-
 (every framework installed) runs the tests that need several frameworks at once.
 A framework fixture *fails* (it does not skip) when the framework is missing: a
 selected test must really run.
+
+Taichi on CUDA: ``TIARRAY_ARCH=cuda pytest -m cuda`` runs the device-generic tests with
+Taichi and the frameworks' arrays on the GPU. A test is device-generic (marked ``cuda``
+here) when it takes a framework fixture (``torch``, ``jax``, ``cupy``) in one of
+``CUDA_AREAS``, unless it is marked ``cpu_only`` (it needs Taichi on the CPU: host
+pointers, NumPy views of the memory, CPU-only kernels; the mark gives the reason). Under
+``TIARRAY_ARCH=cuda`` the ``torch`` fixture makes CUDA torch's default device (so
+``torch.as_tensor``, ``torch.arange``... give CUDA tensors), JAX's default backend must be
+the GPU, and every fixture fails where its framework has no GPU.
 """
 
 import importlib.util
@@ -30,6 +39,8 @@ settings.register_profile("thorough", max_examples=300, deadline=None, suppress_
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 FRAMEWORKS = ("torch", "jax", "cupy", "quadrants")
+ON_CUDA = os.environ.get("TIARRAY_ARCH", "").strip().lower() in ("cuda", "gpu")
+CUDA_AREAS = ("operators", "sparse", "interop")  # tests/<area>/ holding device-generic tests
 
 if os.environ.get("TIARRAY_TEST_INSTALLED"):
     # nox sessions test the installed distribution, not the checkout
@@ -53,6 +64,13 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(getattr(pytest.mark, fw))
         if "qd" in names:
             item.add_marker(pytest.mark.quadrants)
+        if (
+            any(fw in names for fw in ("torch", "jax", "cupy"))
+            and item.path.parent.name in CUDA_AREAS
+            and "qd" not in names  # quadrants beside tiarray is started on the CPU
+            and item.get_closest_marker("cpu_only") is None
+        ):
+            item.add_marker(pytest.mark.cuda)
 
 
 @pytest.fixture(scope="session")
@@ -60,6 +78,9 @@ def torch():
     import torch
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
+    if ON_CUDA:
+        assert torch.cuda.is_available(), "TIARRAY_ARCH=cuda, but this torch has no CUDA device"
+        torch.set_default_device("cuda")
     return torch
 
 
@@ -67,6 +88,10 @@ def torch():
 def jax():
     import jax
 
+    if ON_CUDA:
+        assert jax.default_backend() == "gpu", (
+            f"TIARRAY_ARCH=cuda, but JAX computes on {jax.default_backend()!r}: install jax with its CUDA plugin"
+        )
     return jax
 
 

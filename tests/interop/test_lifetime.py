@@ -6,6 +6,7 @@ import resource
 import weakref
 
 import numpy as np
+import pytest
 
 import tiarray as ta
 from tiarray import _dlpack
@@ -100,6 +101,7 @@ def test_recycled_buffers_never_alias_live_numpy_views():
         assert not np.shares_memory(np.asarray(o), a)
 
 
+@pytest.mark.cpu_only("a NumPy view of tiarray's memory")
 def test_recycled_buffers_never_alias_torch_views(torch):
     n = 1 << 20
     t = ta.full((n,), 1.0, dtype=ta.float32)

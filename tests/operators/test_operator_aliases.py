@@ -164,18 +164,18 @@ def test_torch_output_starts_from_the_input():
     import torch
 
     w, idx, v = _case()
-    wt = torch.from_numpy(w.copy())
-    out = bump(wt, torch.from_numpy(idx), torch.from_numpy(v))
+    wt = torch.as_tensor(w.copy())
+    out = bump(wt, torch.as_tensor(idx), torch.as_tensor(v))
     assert isinstance(out, torch.Tensor)
-    np.testing.assert_array_equal(out.numpy(), bump_ref(w, idx, v))
-    np.testing.assert_array_equal(wt.numpy(), w)
+    np.testing.assert_array_equal(out.cpu().numpy(), bump_ref(w, idx, v))
+    np.testing.assert_array_equal(wt.cpu().numpy(), w)
     assert out.data_ptr() != wt.data_ptr()
     # a non-contiguous input, and one that requires grad (the call itself needs no grad of it)
-    base = torch.from_numpy(np.repeat(w, 2))
-    out = bump(base[::2], torch.from_numpy(idx), torch.from_numpy(v))
-    np.testing.assert_array_equal(out.numpy(), bump_ref(w, idx, v))
-    out = bump(torch.from_numpy(w.copy()).requires_grad_(), torch.from_numpy(idx), torch.from_numpy(v))
-    np.testing.assert_array_equal(out.detach().numpy(), bump_ref(w, idx, v))
+    base = torch.as_tensor(np.repeat(w, 2))
+    out = bump(base[::2], torch.as_tensor(idx), torch.as_tensor(v))
+    np.testing.assert_array_equal(out.cpu().numpy(), bump_ref(w, idx, v))
+    out = bump(torch.as_tensor(w.copy()).requires_grad_(), torch.as_tensor(idx), torch.as_tensor(v))
+    np.testing.assert_array_equal(out.detach().cpu().numpy(), bump_ref(w, idx, v))
 
 
 @pytest.mark.torch
@@ -184,5 +184,5 @@ def test_torch_compile_output_starts_from_the_input():
 
     w, idx, v = _case(n=64, k=3)
     f = torch.compile(lambda w, i, v: bump(w, i, v) * 1.0, fullgraph=True)
-    out = f(torch.from_numpy(w), torch.from_numpy(idx), torch.from_numpy(v))
-    np.testing.assert_array_equal(out.numpy(), bump_ref(w, idx, v))
+    out = f(torch.as_tensor(w), torch.as_tensor(idx), torch.as_tensor(v))
+    np.testing.assert_array_equal(out.cpu().numpy(), bump_ref(w, idx, v))

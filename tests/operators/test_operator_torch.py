@@ -31,18 +31,20 @@ rng = np.random.default_rng(2)
 
 
 def _t(a, **kw):
-    return torch.from_numpy(np.ascontiguousarray(a)).clone().requires_grad_(kw.get("grad", False))
+    return torch.as_tensor(np.ascontiguousarray(a)).clone().requires_grad_(kw.get("grad", False))
 
 
 def test_forward_type_device_dtype():
     x, y = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
-    out = axpy(2.0, torch.from_numpy(x), torch.from_numpy(y))
+    out = axpy(2.0, torch.as_tensor(x), torch.as_tensor(y))
     assert type(out) is torch.Tensor and out.dtype == torch.float32 and out.device.type == "cpu"
-    np.testing.assert_allclose(out.numpy(), axpy_ref(2.0, x, y), rtol=1e-6)
+    np.testing.assert_allclose(out.cpu().numpy(), axpy_ref(2.0, x, y), rtol=1e-6)
     # 0-d tensor scalar, non-contiguous input
-    base = torch.from_numpy(rng.standard_normal(32).astype(np.float32))
+    base = torch.as_tensor(rng.standard_normal(32).astype(np.float32))
     out = axpy(torch.tensor(3.0), base[::2], base[1::2])
-    np.testing.assert_allclose(out.numpy(), axpy_ref(3.0, base[::2].numpy(), base[1::2].numpy()), rtol=1e-6)
+    np.testing.assert_allclose(
+        out.cpu().numpy(), axpy_ref(3.0, base[::2].cpu().numpy(), base[1::2].cpu().numpy()), rtol=1e-6
+    )
 
 
 def test_custom_op_path_equals_direct_path():
@@ -51,18 +53,20 @@ def test_custom_op_path_equals_direct_path():
     via_op = torch.ops.tiarray.t_poly(torch.tensor(0.5, dtype=torch.float64), x, y, "()")
     assert isinstance(via_op, list) and len(via_op) == 1
     torch.testing.assert_close(direct, via_op[0])
-    np.testing.assert_allclose(direct.numpy(), poly_ref(0.5, x.numpy(), y.numpy()), rtol=1e-12)
+    np.testing.assert_allclose(
+        direct.cpu().numpy(), poly_ref(0.5, x.cpu().numpy(), y.cpu().numpy()), rtol=1e-12
+    )
 
 
 def test_static_and_multiple_outputs():
     x = _t(rng.standard_normal(5))
-    torch.testing.assert_close(affine(x, mode="scale"), torch.from_numpy(affine_ref(x.numpy(), "scale")))
-    torch.testing.assert_close(affine(x, mode="shift"), torch.from_numpy(affine_ref(x.numpy(), "shift")))
+    torch.testing.assert_close(affine(x, mode="scale"), torch.as_tensor(affine_ref(x.cpu().numpy(), "scale")))
+    torch.testing.assert_close(affine(x, mode="shift"), torch.as_tensor(affine_ref(x.cpu().numpy(), "shift")))
     torch.testing.assert_close(tile(x, reps=2), x.repeat(2))
     a, b = split(x)
-    ra, rb = split_ref(x.numpy())
-    np.testing.assert_allclose(a.numpy(), ra)
-    np.testing.assert_allclose(b.numpy(), rb)
+    ra, rb = split_ref(x.cpu().numpy())
+    np.testing.assert_allclose(a.cpu().numpy(), ra)
+    np.testing.assert_allclose(b.cpu().numpy(), rb)
 
 
 def test_opcheck():
@@ -95,10 +99,10 @@ def test_taichi_autodiff_vs_finite_differences():
     x, y = _t(x0, grad=True), _t(y0, grad=True)
     (poly(0.7, x, y) ** 2).sum().backward()
     np.testing.assert_allclose(
-        x.grad.numpy(), fd_grad(lambda v: np.sum(poly_ref(0.7, v, y0) ** 2), x0), rtol=1e-6, atol=1e-8
+        x.grad.cpu().numpy(), fd_grad(lambda v: np.sum(poly_ref(0.7, v, y0) ** 2), x0), rtol=1e-6, atol=1e-8
     )
     np.testing.assert_allclose(
-        y.grad.numpy(), fd_grad(lambda v: np.sum(poly_ref(0.7, x0, v) ** 2), y0), rtol=1e-6, atol=1e-8
+        y.grad.cpu().numpy(), fd_grad(lambda v: np.sum(poly_ref(0.7, x0, v) ** 2), y0), rtol=1e-6, atol=1e-8
     )
 
 
@@ -111,7 +115,9 @@ def test_gradcheck_rules():
     assert torch.autograd.gradgradcheck(lambda A, v: mv(A, v), (A, v))
     x = _t(rng.standard_normal(5), grad=True)
     assert torch.autograd.gradcheck(cube, (x,))
-    np.testing.assert_allclose(mv(A, v).detach().numpy(), mv_ref(A.detach().numpy(), v.detach().numpy()))
+    np.testing.assert_allclose(
+        mv(A, v).detach().cpu().numpy(), mv_ref(A.detach().cpu().numpy(), v.detach().cpu().numpy())
+    )
 
 
 def test_torch_compile_fullgraph_forward_and_backward():
@@ -127,8 +133,8 @@ def test_torch_compile_fullgraph_forward_and_backward():
     ref = (poly_ref(2.0, x0, y0) * 2).sum() + (2 * x0).sum() + (y0 + 1).sum()
     np.testing.assert_allclose(loss.item(), ref, rtol=1e-12)
     loss.backward()
-    np.testing.assert_allclose(x.grad.numpy(), 8 * x0 + 2, rtol=1e-12)
-    np.testing.assert_allclose(y.grad.numpy(), 2 * np.cos(y0) + 1, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 8 * x0 + 2, rtol=1e-12)
+    np.testing.assert_allclose(y.grad.cpu().numpy(), 2 * np.cos(y0) + 1, rtol=1e-12)
 
 
 def test_torch_compile_static_specialisation():
@@ -151,7 +157,7 @@ def test_inference_mode_and_no_grad():
     assert not out.requires_grad
     with torch.inference_mode():
         out = poly(1.0, x.detach(), y)
-    np.testing.assert_allclose(out.numpy(), poly_ref(1.0, x.detach().numpy(), y.numpy()))
+    np.testing.assert_allclose(out.cpu().numpy(), poly_ref(1.0, x.detach().cpu().numpy(), y.cpu().numpy()))
 
 
 def test_errors():
@@ -182,9 +188,11 @@ def test_thread_safety():
         r = np.random.default_rng(seed)
         try:
             for _ in range(100):
-                x = torch.from_numpy(r.standard_normal(20))
-                y = torch.from_numpy(r.standard_normal(20))
-                np.testing.assert_allclose(poly(1.5, x, y).numpy(), poly_ref(1.5, x.numpy(), y.numpy()))
+                x = torch.as_tensor(r.standard_normal(20))
+                y = torch.as_tensor(r.standard_normal(20))
+                np.testing.assert_allclose(
+                    poly(1.5, x, y).cpu().numpy(), poly_ref(1.5, x.cpu().numpy(), y.cpu().numpy())
+                )
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 

@@ -53,7 +53,7 @@ def test_delay_index_follows_changes(torch, net):
     """The cached delay index is rebuilt when a torch tensor of the structure changes in place
     (its version counter), and the float history weights each delivered synapse."""
     w, idx, ptr, delays, rows = net
-    tw, ti_, tp, td = (torch.from_numpy(a.copy()) for a in (w, idx, ptr, delays))
+    tw, ti_, tp, td = (torch.as_tensor(a.copy()) for a in (w, idx, ptr, delays))
     rng = np.random.default_rng(5)
     hist = rng.random((5, 30)) * (rng.random((5, 30)) < 0.4)
 
@@ -63,14 +63,14 @@ def test_delay_index_follows_changes(torch, net):
         return y
 
     for t in (3, 8):
-        got = sp.event_csrmv_delayed(tw, ti_, tp, td, torch.from_numpy(hist), t, shape=(30, 20))
-        np.testing.assert_allclose(got.numpy(), want(delays, t), rtol=1e-12, atol=1e-12)
+        got = sp.event_csrmv_delayed(tw, ti_, tp, td, torch.as_tensor(hist), t, shape=(30, 20))
+        np.testing.assert_allclose(got.cpu().numpy(), want(delays, t), rtol=1e-12, atol=1e-12)
     td.add_(1).remainder_(5)  # every delay changes in place
-    got = sp.event_csrmv_delayed(tw, ti_, tp, td, torch.from_numpy(hist), 8, shape=(30, 20))
-    np.testing.assert_allclose(got.numpy(), want((delays + 1) % 5, 8), rtol=1e-12, atol=1e-12)
+    got = sp.event_csrmv_delayed(tw, ti_, tp, td, torch.as_tensor(hist), 8, shape=(30, 20))
+    np.testing.assert_allclose(got.cpu().numpy(), want((delays + 1) % 5, 8), rtol=1e-12, atol=1e-12)
     tw.data.mul_(2)  # a write that torch's version counter does not see: weights are never cached
-    got = sp.event_csrmv_delayed(tw, ti_, tp, td, torch.from_numpy(hist), 8, shape=(30, 20))
-    np.testing.assert_allclose(got.numpy(), 2 * want((delays + 1) % 5, 8), rtol=1e-12, atol=1e-12)
+    got = sp.event_csrmv_delayed(tw, ti_, tp, td, torch.as_tensor(hist), 8, shape=(30, 20))
+    np.testing.assert_allclose(got.cpu().numpy(), 2 * want((delays + 1) % 5, 8), rtol=1e-12, atol=1e-12)
 
 
 def test_errors(net):

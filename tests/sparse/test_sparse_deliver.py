@@ -166,14 +166,14 @@ def test_torch_gradcheck_and_ring_kept(net):
 
     w, idx, ptr, delays, rows = net
     rng = np.random.default_rng(4)
-    ev = torch.from_numpy(np.where(rng.random(M) < 0.4, rng.standard_normal(M), 0.0)).requires_grad_()
-    r0 = torch.from_numpy(rng.standard_normal((L, N))).requires_grad_()
-    wt = torch.from_numpy(w.copy()).requires_grad_()
-    ti_, tp, td = (torch.from_numpy(a) for a in (idx, ptr, delays))
+    ev = torch.as_tensor(np.where(rng.random(M) < 0.4, rng.standard_normal(M), 0.0)).requires_grad_()
+    r0 = torch.as_tensor(rng.standard_normal((L, N))).requires_grad_()
+    wt = torch.as_tensor(w.copy()).requires_grad_()
+    ti_, tp, td = (torch.as_tensor(a) for a in (idx, ptr, delays))
     out = sp.csr_delay_deliver(r0, ev, wt, ti_, tp, td, 2, shape=(M, N))
     np.testing.assert_allclose(
-        out.detach().numpy(),
-        _deliver_ref(r0.detach().numpy(), ev.detach().numpy(), w, idx, rows, delays, 2),
+        out.detach().cpu().numpy(),
+        _deliver_ref(r0.detach().cpu().numpy(), ev.detach().cpu().numpy(), w, idx, rows, delays, 2),
         rtol=1e-12,
     )
     before = r0.detach().clone()

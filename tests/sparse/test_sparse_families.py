@@ -117,7 +117,7 @@ def test_jax_jit_grad_vmap(jax, case):
 @pytest.mark.parametrize("case", F64, ids=F64_IDS)
 def test_torch_gradcheck(torch, case):
     rng = rng_for("torch-" + case.id)
-    args = [torch.from_numpy(np.array(a)) if isinstance(a, np.ndarray) else a for a in case.args]
+    args = [torch.as_tensor(np.array(a)) if isinstance(a, np.ndarray) else a for a in case.args]
     d0 = [args[i].clone().requires_grad_(True) for i in case.diff]
 
     def F(*d):
@@ -126,9 +126,9 @@ def test_torch_gradcheck(torch, case):
     assert torch.autograd.gradcheck(F, tuple(d0))
     y = F(*d0)
     ct = rng.standard_normal(tuple(y.shape))
-    (y * torch.from_numpy(ct)).sum().backward()
+    (y * torch.as_tensor(ct)).sum().backward()
     for t, want in zip(d0, _ref_grads(case, ct)):
-        np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-8, atol=1e-8)
+        np.testing.assert_allclose(t.grad.cpu().numpy(), want, rtol=1e-8, atol=1e-8)
 
 
 FAMILIES = sorted({c.family for c in CASES})
@@ -137,7 +137,7 @@ FAMILIES = sorted({c.family for c in CASES})
 @pytest.mark.parametrize("family", FAMILIES)
 def test_torch_compile_smoke(torch, family):
     case = next(c for c in F64 if c.family == family)
-    args = [torch.from_numpy(np.array(a)) if isinstance(a, np.ndarray) else a for a in case.args]
+    args = [torch.as_tensor(np.array(a)) if isinstance(a, np.ndarray) else a for a in case.args]
 
     eager = case.fn(*args, **case.kw)
 
@@ -145,5 +145,5 @@ def test_torch_compile_smoke(torch, family):
     def f(*a):
         return case.fn(*a, **case.kw) * 2
 
-    np.testing.assert_allclose(f(*args).numpy(), 2 * eager.numpy(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(eager.numpy(), case.ref(*case.args), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(f(*args).cpu().numpy(), 2 * eager.cpu().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(eager.cpu().numpy(), case.ref(*case.args), rtol=1e-12, atol=1e-12)

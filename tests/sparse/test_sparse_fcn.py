@@ -193,9 +193,9 @@ def test_value_checks_cannot_go_stale(conn, monkeypatch):
 
 def test_value_checks_see_torch_in_place_changes(torch, conn):
     w, idx = conn
-    t = torch.from_numpy(idx.copy())
+    t = torch.as_tensor(idx.copy())
     e = torch.ones(8, dtype=torch.bool)
-    tw = torch.from_numpy(w)
+    tw = torch.as_tensor(w)
     sp.event_fcnmv(tw, t, e, shape=(6, 8))
     t[1, 1] = 8  # bumps t._version
     with pytest.raises(IndexError, match=r"column index 8 at position \(1, 1\)"):

@@ -266,7 +266,7 @@ def test_helpers_and_edge_cases_cupy(cupy):
 def test_jitc_matrix_is_the_same_in_every_framework(torch, jax):
     args = (np.float32(-0.5), np.float32(1.5), 0.1, 99)
     a = sp.jitc_todense_prob_uniform(*args, shape=(300, 200))
-    b = sp.jitc_todense_prob_uniform(*map(torch.tensor, args[:2]), *args[2:], shape=(300, 200)).numpy()
+    b = sp.jitc_todense_prob_uniform(*map(torch.tensor, args[:2]), *args[2:], shape=(300, 200)).cpu().numpy()
     c = np.asarray(
         sp.jitc_todense_prob_uniform(*map(jax.numpy.asarray, args[:2]), *args[2:], shape=(300, 200))
     )
@@ -546,7 +546,7 @@ def test_torch_gradcheck_csr(torch, op, homo, transpose):
         w = np.asarray([0.8])
     x = _operand(op, 9 if transpose else 7, "float", "float64", rng)
     f = getattr(sp, op)
-    ti_, tp = torch.from_numpy(idx), torch.from_numpy(ptr)
+    ti_, tp = torch.as_tensor(idx), torch.as_tensor(ptr)
     tw = torch.tensor(w, requires_grad=True)
     tx = torch.tensor(x, requires_grad=True)
 
@@ -559,7 +559,7 @@ def test_torch_gradcheck_csr(torch, op, homo, transpose):
     assert tw.grad.shape == tw.shape
     A = dense_of(w, idx, ptr, (9, 7))
     ones = np.ones((A.shape[1] if transpose else A.shape[0],) + x.shape[1:])
-    np.testing.assert_allclose(tx.grad.numpy(), (A if transpose else A.T) @ ones, rtol=1e-12)
+    np.testing.assert_allclose(tx.grad.cpu().numpy(), (A if transpose else A.T) @ ones, rtol=1e-12)
 
 
 @pytest.mark.parametrize("dist", list(JITC))
@@ -585,7 +585,7 @@ def test_torch_gradcheck_jitc(torch, dist, event, transpose):
 def test_torch_sddmm_and_to_dense_gradcheck(torch):
     rng = np.random.default_rng(9)
     w, idx, ptr, dense = _mat(rng)
-    ti_, tp = torch.from_numpy(idx), torch.from_numpy(ptr)
+    ti_, tp = torch.as_tensor(idx), torch.as_tensor(ptr)
     a = torch.tensor(rng.standard_normal((9, 2)), requires_grad=True)
     b = torch.tensor(rng.standard_normal((7, 2)), requires_grad=True)
     assert torch.autograd.gradcheck(lambda a_, b_: sp.csr_sddmm(ti_, tp, a_, b_, shape=(9, 7)), (a, b))
@@ -605,7 +605,7 @@ def test_torch_non_differentiable_arguments(torch):
     w, idx, ptr, dense = _mat(rng)
     e = torch.tensor(rng.random(7) < 0.5)
     tw = torch.tensor(w, requires_grad=True)
-    y = sp.event_csrmv(tw, torch.from_numpy(idx), torch.from_numpy(ptr), e, shape=(9, 7))
+    y = sp.event_csrmv(tw, torch.as_tensor(idx), torch.as_tensor(ptr), e, shape=(9, 7))
     y.sum().backward()
     assert tw.grad is not None and tw.grad.shape == tw.shape
 
@@ -613,7 +613,7 @@ def test_torch_non_differentiable_arguments(torch):
 def test_torch_compile(torch):
     rng = np.random.default_rng(10)
     w, idx, ptr, dense = _mat(rng)
-    ti_, tp = torch.from_numpy(idx), torch.from_numpy(ptr)
+    ti_, tp = torch.as_tensor(idx), torch.as_tensor(ptr)
     tw = torch.tensor(w)
 
     @torch.compile(fullgraph=True, backend="aot_eager")
@@ -621,7 +621,7 @@ def test_torch_compile(torch):
         return sp.event_csrmv(tw, ti_, tp, x, shape=(9, 7), transpose=True) * 2
 
     e = torch.tensor(rng.random(9) < 0.5)
-    np.testing.assert_allclose(f(e).numpy(), 2 * dense.T @ e.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(f(e).cpu().numpy(), 2 * dense.T @ e.cpu().numpy(), rtol=1e-12)
 
 
 def test_torch_mixed_frameworks_raise(torch):
@@ -654,8 +654,8 @@ def test_torch_csr_object_grad(torch):
     rng = np.random.default_rng(13)
     m, n = 30, 20
     w, idx, ptr, dense = random_csr(m, n, 0.2, rng)
-    A = sp.CSR(torch.tensor(w), torch.from_numpy(idx), torch.from_numpy(ptr), shape=(m, n))
+    A = sp.CSR(torch.tensor(w), torch.as_tensor(idx), torch.as_tensor(ptr), shape=(m, n))
     tw = torch.tensor(w, requires_grad=True)
     e = torch.tensor(rng.random(n) < 0.3)
     (A.with_weights(tw) @ e).sum().backward()
-    np.testing.assert_allclose(tw.grad.numpy(), e.numpy()[idx].astype(float), rtol=1e-12)
+    np.testing.assert_allclose(tw.grad.cpu().numpy(), e.cpu().numpy()[idx].astype(float), rtol=1e-12)

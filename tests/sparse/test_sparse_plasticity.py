@@ -129,7 +129,7 @@ def test_torch_not_differentiable(torch):
     with pytest.raises(TypeError, match="gradient with respect to 'weights'"):
         sp.csr_update_on_pre(tw, *map(torch.from_numpy, args[1:]), **kw)
     np.testing.assert_allclose(
-        sp.csr_update_on_pre(tw.detach(), *map(torch.from_numpy, args[1:]), **kw).numpy(), ref
+        sp.csr_update_on_pre(tw.detach(), *map(torch.from_numpy, args[1:]), **kw).cpu().numpy(), ref
     )
 
 
@@ -200,13 +200,13 @@ def test_column_index_cache_cannot_go_stale(monkeypatch):
 def test_torch_column_index_follows_in_place_changes(torch):
     rng = np.random.default_rng(8)
     w, idx, ptr, _ = random_csr(M, N, 0.3, rng, duplicates=False)
-    ti_, tp, tw = torch.from_numpy(idx.copy()), torch.from_numpy(ptr), torch.from_numpy(w)
-    s0 = torch.from_numpy(np.arange(N) == 0)
+    ti_, tp, tw = torch.as_tensor(idx.copy()), torch.as_tensor(ptr), torch.as_tensor(w)
+    s0 = torch.as_tensor(np.arange(N) == 0)
     tr = torch.ones(M, dtype=torch.float64)
-    a = sp.csr_update_on_post(tw, ti_, tp, s0, tr, shape=(M, N)).numpy()
+    a = sp.csr_update_on_post(tw, ti_, tp, s0, tr, shape=(M, N)).cpu().numpy()
     np.testing.assert_allclose(a - w, np.where(idx == 0, 1.0, 0.0))
     ti_.zero_()  # bumps the version counter
-    b = sp.csr_update_on_post(tw, ti_, tp, s0, tr, shape=(M, N)).numpy()
+    b = sp.csr_update_on_post(tw, ti_, tp, s0, tr, shape=(M, N)).cpu().numpy()
     np.testing.assert_allclose(b - w, 1.0)
 
 
@@ -280,12 +280,12 @@ def test_errors():
 
 def test_torch_compile_smoke(torch):
     args, kw, ref = make("csr_update_on_post", "float64", "bool", True)
-    targs = [torch.from_numpy(np.array(a)) for a in args]
+    targs = [torch.as_tensor(np.array(a)) for a in args]
     eager = sp.csr_update_on_post(*targs, **kw)
 
     @torch.compile(fullgraph=True, backend="aot_eager")
     def f(*a):
         return sp.csr_update_on_post(*a, **kw) * 1
 
-    np.testing.assert_allclose(f(*targs).numpy(), eager.numpy(), rtol=1e-15)
-    np.testing.assert_allclose(eager.numpy(), ref, rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(f(*targs).cpu().numpy(), eager.cpu().numpy(), rtol=1e-15)
+    np.testing.assert_allclose(eager.cpu().numpy(), ref, rtol=1e-15, atol=1e-15)

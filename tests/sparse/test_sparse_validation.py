@@ -275,15 +275,19 @@ def test_remembered_results_do_not_outlive_their_checks(csr):
 
 def test_torch_arrays_changed_in_place_are_checked_again(torch, csr):
     w, idx, ptr, dense = csr
-    tw, ti_, tp = torch.from_numpy(w.copy()), torch.from_numpy(idx.copy()), torch.from_numpy(ptr.copy())
+    tw, ti_, tp = torch.as_tensor(w.copy()), torch.as_tensor(idx.copy()), torch.as_tensor(ptr.copy())
     e = torch.ones(6, dtype=torch.bool)
     ref = dense.T @ np.ones(6)
-    np.testing.assert_allclose(sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True).numpy(), ref)
+    np.testing.assert_allclose(
+        sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True).cpu().numpy(), ref
+    )
     tp.resize_(5)  # indptr shorter than shape[0] + 1: a stale result would read past its end
     with pytest.raises(ValueError, match=r"argument 'indptr' must have length shape\[0\] \+ 1 = 7, got 5"):
         sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True)
-    tp.set_(torch.from_numpy(ptr.copy()))  # new storage: checked (and valid) again
-    np.testing.assert_allclose(sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True).numpy(), ref)
+    tp.set_(torch.as_tensor(ptr.copy()))  # new storage: checked (and valid) again
+    np.testing.assert_allclose(
+        sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True).cpu().numpy(), ref
+    )
     ti_[0] = 100  # an in-place write makes an index invalid: checked again
     with pytest.raises(IndexError, match="column index 100 at position 0"):
         sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True)
