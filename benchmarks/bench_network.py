@@ -78,6 +78,7 @@ Usage::
         --plot docs/_static/bench_network.png --json bench_network.json
     python benchmarks/bench_network.py --quick          # smoke run (CI, no peers)
     python benchmarks/bench_network.py --sizes 4000 --models coba --rows ti-jax floor
+    python benchmarks/bench_network.py --gpu    # one CUDA GPU: COBA at 4000 and 400 000, JAX rows
 """
 
 from __future__ import annotations
@@ -745,7 +746,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--worker", metavar="REQUEST", help=argparse.SUPPRESS)
     ap.add_argument("--sizes", type=int, nargs="+", default=None, help="neurons (default 4000 40000 400000)")
-    ap.add_argument("--models", nargs="+", choices=("coba", "cuba"), default=["coba", "cuba"])
+    ap.add_argument(
+        "--models", nargs="+", choices=("coba", "cuba"), default=None, help="default coba cuba (--gpu: coba)"
+    )
     ap.add_argument(
         "--duration",
         type=float,
@@ -772,9 +775,19 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "tiarray-bench-network"))
     ap.add_argument("--plot", default=None, help="write a bar chart (PNG) here")
     ap.add_argument("--json", default=None, help="write the rows as JSON here")
+    ap.add_argument(
+        "--gpu",
+        action="store_true",
+        help="on one CUDA GPU: COBA at 4000 and 400000 neurons, 0.2 s, the JAX rows (see gpu_main)",
+    )
+    ap.add_argument("--gpu-repeats", type=int, default=3, help="--gpu: timed runs per row (median, min)")
+    ap.add_argument("--gpu-device", choices=["cuda", "cpu"], default="cuda", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         return worker(args.worker)
+    if args.gpu:
+        return gpu_main(args)
+    args.models = args.models or ["coba", "cuba"]
     if args.threads < 1:
         ap.error(f"argument --threads: must be >= 1, got {args.threads}")
     args.brian_openmp = args.threads if args.brian_openmp is None else args.brian_openmp
@@ -829,6 +842,250 @@ def main(argv=None) -> int:
     bad += [f"{r['model']} n={r['n']} {r['impl']}: {r['error']}" for r in rows if "error" in r]
     if bad:
         print("\nFAILED ROWS:\n" + "\n".join(bad))
+        return 1
+    return 0
+
+
+# ----------------------------------------------------------------------------- --gpu mode
+
+GPU_ROWS = ("ti-jax", "floor", "dense", "scatter")
+
+
+def _gpu_err(e) -> str:
+    return f"error: {type(e).__name__}: {' '.join(str(e).split())[:150]}".replace("|", "/")
+
+
+def gpu_run_case(args, model, n, duration, case_path, out_rows, repeats):
+    """:func:`run_case` for ``--gpu``: the JAX rows only, each run ``repeats`` times from the
+    same initial state (median and min), every row in its own ``try`` (an error is a row)."""
+    case = load_case(case_path)
+    p = params_for(model, n, args.scaling)
+    steps = int(round(duration * 1000.0 / p.dt))
+    dur = steps * p.dt / 1000.0
+    base = dict(model=model, n=n, nnz=case["nnz"], prob=case["prob"])
+    rows = []
+
+    def add(impl, runs=None, **kw):
+        if runs:
+            ts = [r["run_s"] for r in runs]
+            kw.update(run_s=float(np.median(ts)), min_s=float(np.min(ts)), runs=len(ts))
+        rows.append(dict(base, impl=impl, **kw))
+        r = rows[-1]
+        msg = r.get("not_run") or r.get("error") or f"{r['run_s'] / dur:.4f} s/sim s"
+        print(f"  . {model} n={n} {impl}: {msg}", file=sys.stderr, flush=True)
+
+    v0 = case["v0"]
+    tol, caps, max_step = None, None, None
+    try:
+        v0s = [v0] * repeats + [initial_v(n, s) for s in range(1, args.tol_runs + 1)]
+        setup, res = run_jax("ti-jax", p, case, v0s, steps)
+        ens = np.array([rates(r["spikes"], case, dur) for r in res[repeats:]])
+        if len(ens) >= 2:
+            mean, sd = ens.mean(axis=0), ens.std(axis=0, ddof=1)
+            k = len(ens)
+            c = t_quantile(1 - TOL_ALPHA / 2, k - 1)
+            tol = dict(
+                mean=mean.tolist(), sd=sd.tolist(), tol=(c * sd * math.sqrt(1 + 1 / k)).tolist(), k=k, t=c
+            )
+        max_step = np.max([r["max_step"] for r in res], axis=0)
+        caps = [next_pow2(2 * int(m)) for m in max_step]
+        if "ti-jax" in args.rows:
+            add("ti-jax", runs=res[:repeats], setup_s=setup, rates=rates(res[0]["spikes"], case, dur))
+    except Exception as e:
+        add("ti-jax", error=_gpu_err(e))
+    if caps is None:  # no ti-jax run to size the scatter's cap: a cap that never drops a spike
+        caps = [next_pow2(case["n_exc"]), next_pow2(n - case["n_exc"])]
+
+    for impl in ("floor", "dense", "scatter"):
+        if impl not in args.rows:
+            continue
+        if impl == "dense" and n > args.dense_max_n:
+            add(
+                impl,
+                not_run=f"not run: n > --dense-max-n {args.dense_max_n} (dense W is {4 * n * n / 1e9:.2g} GB)",
+            )
+            continue
+        try:
+            s, res = run_jax(impl, p, case, [v0] * repeats, steps, caps=caps)
+            extra = {}
+            if impl == "scatter":
+                most = np.max([r["max_step"] for r in res], axis=0)
+                extra = dict(cap=caps, cap_exceeded=bool(any(m > c for m, c in zip(most, caps))))
+            add(impl, runs=res, setup_s=s, rates=rates(res[0]["spikes"], case, dur), **extra)
+        except Exception as e:
+            add(impl, error=_gpu_err(e))
+
+    ref = {r["impl"]: r["run_s"] for r in rows if "run_s" in r}
+    for r in rows:
+        r["check"] = check_row(r, tol)
+        if "run_s" in r:
+            r["s_per_s"] = r["run_s"] / dur
+            r["min_s_per_s"] = r["min_s"] / dur
+            r["vs_ti_jax"] = r["run_s"] / ref["ti-jax"] if "ti-jax" in ref else float("nan")
+            r["vs_floor"] = r["run_s"] / ref["floor"] if "floor" in ref else float("nan")
+    order = {k: i for i, k in enumerate(ROWS)}
+    rows.sort(key=lambda r: order[r["impl"]])
+    out_rows.extend(rows)
+    ms = None if max_step is None else max_step.tolist()
+    return dict(model=model, n=n, duration_s=dur, tol=tol, caps=caps, ti_jax_max_step=ms)
+
+
+def print_gpu_table(rows, cases, repeats):
+    print(
+        f"| model | n | synapses | implementation | s / sim s (median of {repeats}) | min | / ti-jax | / floor "
+        "| setup s | E Hz | I Hz | check |"
+    )
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        head = f"| {r['model'].upper()} | {r['n']:,} | {r['nnz']:,} | {LABELS[r['impl']]} |"
+        if "run_s" not in r:
+            print(head + f" {r.get('not_run') or r.get('error')} | | | | | | | |")
+            continue
+        print(
+            head
+            + f" {_f(r['s_per_s'])} | {_f(r['min_s_per_s'])} | {_f(r['vs_ti_jax'], 2)} | {_f(r['vs_floor'], 2)} |"
+            f" {_f(r['setup_s'], 2)} | {r['rates'][0]:.2f} | {r['rates'][1]:.2f} | {r['check']} |"
+        )
+    print(
+        "\nAgreement: mean +- sd of the rates over the tolerance runs of ti-jax (other initial states); a row "
+        "agrees when both its rates are within tol = t sd sqrt(1 + 1/runs) of the mean\n"
+    )
+    print("| model | n | sim s | runs | E Hz | I Hz | t | tol E | tol I | scatter cap E/I |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for c in cases:
+        t = c["tol"]
+        head = f"| {c['model'].upper()} | {c['n']:,} | {c['duration_s']:g} |"
+        caps = f"{c['caps'][0]}/{c['caps'][1]}"
+        if t is None:
+            print(head + f" <2 | | | | | | {caps} |")
+            continue
+        print(
+            head
+            + f" {t['k']} | {t['mean'][0]:.2f} +- {t['sd'][0]:.2f} | {t['mean'][1]:.2f} +- {t['sd'][1]:.2f} |"
+            f" {t['t']:.3g} | {t['tol'][0]:.2f} | {t['tol'][1]:.2f} | {caps} |"
+        )
+
+
+def _make_cases_on_cpu(sizes, scaling, cache) -> str:
+    """Build the cases' connectivity with Taichi on the CPU, in a subprocess (the connectivity
+    of the CPU rows, bit for bit, whatever the GPU's kernels would draw); cached cases are
+    kept. Returns what happened; on failure :func:`make_case` builds them in this process."""
+    missing = [n for n in sizes if not os.path.exists(
+        os.path.join(cache, f"ei_n{n}_p{prob_for(n, scaling):.6g}_seed42.npz"))]  # fmt: skip
+    if not missing:
+        return f"all {len(sizes)} found in {cache}"
+    code = f"import bench_network as b\nfor n in {missing!r}:\n    b.make_case(n, {scaling!r}, {cache!r})\n"
+    env = dict(os.environ, TIARRAY_ARCH="cpu", JAX_PLATFORMS="cpu")
+    try:
+        r = subprocess.run([sys.executable, "-c", code], cwd=HERE, env=env, capture_output=True, text=True,
+                           timeout=600)  # fmt: skip
+    except Exception as e:
+        return f"subprocess failed ({_gpu_err(e)}); built in this process instead"
+    if r.returncode != 0:
+        last = (r.stderr or r.stdout).strip().splitlines()[-1:] or [f"exit status {r.returncode}"]
+        return f"subprocess failed ({last[0][:200]}); built in this process instead"
+    return f"built n = {', '.join(map(str, missing))}"
+
+
+def gpu_main(args) -> int:
+    """``--gpu``: the network on one CUDA GPU, JAX rows only.
+
+    The COBA network (``--models``) of the CPU rows (same equations, connectivity from
+    :func:`make_case`, initial states), at 4000 and 400 000 neurons (``--sizes``; fixed-k:
+    80 synapses per neuron, 32 M synapses at 400 000), ``--duration`` 0.2 s simulated
+    (2000 steps) per run: ``ti-jax`` (tiarray's ``event_csrmv`` in the jitted loop),
+    ``floor``, ``scatter``, and ``dense`` up to ``--dense-max-n`` (4000). Each row runs
+    ``--gpu-repeats`` (3) times from the example's initial state after its warm-up: the
+    table has the median and the min; ti-jax's ``--tol-runs`` (8) runs from other initial
+    states give the rate tolerance of :func:`check_row`. A row that raises is reported as
+    an error row; the run goes on.
+    """
+    cuda = args.gpu_device == "cuda"
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    if not cuda:
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    t_start = time.perf_counter()
+    load0 = os.getloadavg()
+    import tiarray
+
+    try:
+        if cuda:
+            tdev = tiarray.init("cuda")  # before any other tiarray call
+        else:
+            tdev = tiarray.init("cpu", cpu_max_num_threads=args.threads)
+    except Exception as e:
+        print(f"bench_network --gpu: tiarray.init failed: {_gpu_err(e)}")
+        return 2
+    sizes = args.sizes or ([4000, 400000] if cuda else [1000, 2000])
+    durations = args.duration or [0.2 if cuda else 0.05]
+    if len(durations) == 1:
+        durations = durations * len(sizes)
+    if len(durations) != len(sizes) or min(durations) <= 0:
+        print(
+            f"bench_network --gpu: --duration: one value > 0 or one per size ({len(sizes)}), got {args.duration}"
+        )
+        return 2
+    models = args.models or ["coba"]
+    repeats = max(1, args.gpu_repeats)
+    args.rows = [r for r in args.rows if r in GPU_ROWS]
+    if args.tol_runs is None:
+        args.tol_runs = 8 if cuda else 4
+    try:
+        import jax
+
+        jdev = jax.devices()[0]
+    except Exception as e:
+        print(f"bench_network --gpu: JAX unusable: {_gpu_err(e)}")
+        return 2
+    if cuda and jdev.platform != "gpu":
+        print(f"bench_network --gpu: JAX has no GPU here (its default device is {jdev})")
+        return 2
+    rows, cases, notes = [], [], []
+    t0 = time.perf_counter()
+    msg = _make_cases_on_cpu(sizes, args.scaling, args.cache)
+    print(
+        f"  . connectivity on the CPU: {msg} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True
+    )
+    notes.append(f"connectivity (Taichi on the CPU, a subprocess): {msg} in {time.perf_counter() - t0:.1f} s")
+    for n, duration in zip(sizes, durations):
+        t0 = time.perf_counter()
+        try:
+            path = make_case(n, args.scaling, args.cache)  # found in the cache, or built here
+        except BaseException as e:  # make_case raises SystemExit for sizes that do not fit
+            notes.append(f"n={n}: no connectivity: {_gpu_err(e)}")
+            continue
+        notes.append(f"n={n}: connectivity built or loaded in {time.perf_counter() - t0:.2f} s ({path})")
+        print(f"  . n={n}: connectivity in {time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
+        for model in models:
+            try:
+                cases.append(gpu_run_case(args, model, n, duration, path, rows, repeats))
+            except Exception as e:
+                notes.append(f"{model} n={n}: stopped: {_gpu_err(e)}")
+                rows.append(dict(model=model, n=n, nnz=0, prob=0.0, impl="ti-jax", error=_gpu_err(e)))
+    import _harness
+
+    print("# bench_network --gpu")
+    print(
+        f"- E/I network, {args.scaling} scaling, {', '.join(f'{d:g}' for d in durations)} s simulated per run, "
+        f"dt 0.1 ms; wall s per simulated s (median and min of {repeats} runs), compile/warm-up excluded (setup s)"
+    )
+    print(
+        f"- JAX on {jdev} ({getattr(jdev, 'device_kind', '')}), tiarray on {tdev}; {_harness.machine_line()}"
+    )
+    print(f"- load average at start {' '.join(f'{x:.2f}' for x in load0)}\n")
+    print_gpu_table(rows, cases, repeats)
+    for note in notes:
+        print(f"- note: {note}")
+    print(f"\n_total {time.perf_counter() - t_start:.1f} s_")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                dict(meta=dict(argv=sys.argv[1:], gpu=True), cases=cases, rows=rows), f, indent=1, default=str
+            )
+    bad = [f"{r['model']} n={r['n']} {r['impl']}: {r['check']}" for r in rows if r.get("bad")]
+    bad += [f"{r['model']} n={r['n']} {r['impl']}: {r['error']}" for r in rows if "error" in r]
+    if bad or not rows:
+        print("\nFAILED ROWS:\n" + "\n".join(bad or ["no rows"]))
         return 1
     return 0
 

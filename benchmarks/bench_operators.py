@@ -13,7 +13,8 @@ same run as the baselines it is compared with:
 Targets (issue 4): from NumPy/torch within 10 us of the raw launch and >= 5x cheaper than
 Taichi's own call; inside ``jax.jit`` at most 3x the trivial jitted function.
 
-Run: ``python benchmarks/bench_operators.py`` (``--quick`` for fewer repeats).
+Run: ``python benchmarks/bench_operators.py`` (``--quick`` for fewer repeats);
+``python benchmarks/bench_operators.py --gpu`` on one CUDA GPU (JAX GPU and torch CUDA rows, see gpu_main).
 (No ``from __future__ import annotations`` here: the module defines a Taichi kernel.)
 """
 
@@ -93,7 +94,13 @@ def agree(name, got, want):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--gpu", action="store_true", help="on one CUDA GPU: JAX GPU and torch CUDA rows (gpu_main)"
+    )
+    ap.add_argument("--gpu-device", choices=["cuda", "cpu"], default="cuda", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.gpu:
+        sys.exit(gpu_main(args))
     N = 1000 if args.quick else 4000
     R = 5 if args.quick else 15
     os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
@@ -341,6 +348,353 @@ def main():
             f"- jax.jit: {j_t / base_of['jit x+1']:.2f}x a trivial jitted x+1 "
             f"[{j_b / B.best(TRIV):.2f}x] (target <= 3)"
         )
+
+
+# ----------------------------------------------------------------------------- --gpu mode
+
+
+def _gpu_err(e):
+    return f"ERR {type(e).__name__}: {' '.join(str(e).split())[:120]}".replace("|", "/")
+
+
+class GpuRounds:
+    """:class:`Rounds` for the --gpu run: an entry whose call raises is reported, not fatal.
+    ``f`` is one timed unit (a call and its wait, or a batch of calls and one wait); ``scale``
+    divides its time (calls per batch, or steps of a loop)."""
+
+    def __init__(self, repeat):
+        self.repeat = repeat
+        self.entries = []  # dicts: section, name, f, n, base, scale, times, ok, err
+
+    def add(self, section, name, f, n, base=None, scale=1.0, check=None):
+        """Call ``f`` once, check its result with ``check(result) -> bool`` (None: no check),
+        warm up; an exception makes an error row."""
+        e = dict(section=section, name=name, f=f, n=n, base=base, scale=scale, times=[], ok=None, err=None)
+        try:
+            out = f()
+            if check is not None:
+                e["ok"] = bool(check(out))
+            for _ in range(min(n, 50)):
+                f()
+        except Exception as ex:  # one route failing is reported, never fatal
+            e["err"] = _gpu_err(ex)
+        self.entries.append(e)
+        return e
+
+    def run(self):
+        for _ in range(self.repeat):
+            for e in self.entries:
+                if e["err"]:
+                    continue
+                try:
+                    t0 = time.perf_counter()
+                    for _ in range(e["n"]):
+                        e["f"]()
+                    e["times"].append((time.perf_counter() - t0) / e["n"] * 1e6 / e["scale"])
+                except Exception as ex:
+                    e["err"] = _gpu_err(ex)
+
+    def get(self, name):
+        for e in self.entries:
+            if e["name"] == name and e["times"] and not e["err"]:
+                return statistics.median(e["times"]), min(e["times"])
+        return None
+
+
+def gpu_main(args):
+    """``--gpu``: an Operator's per-call cost on one CUDA GPU.
+
+    Rows: the trivial ``axpy`` Operator (16 float32) inside ``jax.jit`` on JAX GPU arrays
+    against a jitted ``x + 1`` (and a jitted native ``a*x+y``), each call waited for
+    (``block_until_ready``), and issued back to back (one wait per batch of 100 calls: the
+    dispatch rate); from torch CUDA tensors (eager) against torch's ``x + 1`` and ``2*x+y``,
+    back to back (one ``torch.cuda.synchronize()`` per batch of 100) and synchronised after
+    every call; per step of a jitted ``lax.fori_loop`` of the Operator and of native
+    ``a*x+y``, and of a jitted ``lax.scan`` of ``event_csrmv(transpose=True)`` (m = n =
+    4000, p = 0.02, 0 and 8 active rows) next to the same scan of native ``c + 1`` (the
+    loop's own cost). Every result is checked before timing (``WRONG`` in the table);
+    routes are measured round-robin, median and best of ``R`` rounds.
+    """
+    cuda = args.gpu_device == "cuda"
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
+    if not cuda:
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    N = 300 if args.quick else 1000  # calls per timed unit (blocking routes)
+    R = 3 if args.quick else 5
+    BATCH = 100
+    steps = 1000
+    t_start = time.perf_counter()
+    notes = []
+
+    import taichi as ti
+
+    import tiarray as ta
+
+    t0 = time.perf_counter()
+    try:
+        tdev = ta.init("cuda" if cuda else "cpu")  # before any other tiarray call
+    except Exception as e:
+        print(f"bench_operators --gpu: tiarray.init failed: {type(e).__name__}: {e}")
+        return 2
+    t_init = time.perf_counter() - t0
+
+    @ti.kernel
+    def _axpy(
+        alpha: ti.f32, x: ti.types.ndarray(ndim=1), y: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)
+    ):
+        for i in x:
+            out[i] = alpha * x[i] + y[i]
+
+    axpy = ta.Operator("axpy", kernel=_axpy, outs=lambda alpha, x, y: ta.ShapeDtype(x.shape, x.dtype))
+    x = np.arange(16, dtype=np.float32)
+    y = np.ones(16, np.float32)
+    ref = 2.0 * x + y
+
+    def close(got):
+        got = np.asarray(got, dtype=np.float64)
+        return got.shape == ref.shape and bool(np.all(np.abs(got - ref) <= 2 * 2.0**-24 * np.abs(ref)))
+
+    B = GpuRounds(R)
+    firsts = {}
+    TRIV, JAX_OP, T_TRIV, T_OP = (
+        "jit trivial x+1, waited per call (baseline)",
+        "jit(axpy Operator), waited per call",
+        "native torch x + 1, back to back (baseline)",
+        "axpy Operator, torch CUDA tensors, back to back",
+    )
+    T_TRIV_S, T_OP_S = (
+        "native torch x + 1, synchronize per call (baseline)",
+        "axpy Operator, torch CUDA tensors, synchronize per call",
+    )
+    J_TRIV_A, J_OP_A = (
+        "jit trivial x+1, back to back (baseline)",
+        "jit(axpy Operator), back to back",
+    )
+
+    # --------------------------------------------------------------- torch
+    try:
+        import torch
+
+        if cuda and not torch.cuda.is_available():
+            raise RuntimeError("torch has no CUDA device here")
+        dev = torch.device("cuda" if cuda else "cpu")
+        sync = torch.cuda.synchronize if cuda else (lambda: None)
+        xt, yt = torch.from_numpy(x).to(dev), torch.from_numpy(y).to(dev)
+        t0 = time.perf_counter()
+        try:
+            axpy(2.0, xt, yt)
+            sync()
+        except Exception:
+            pass
+        firsts["first axpy call on torch tensors (compile, or Taichi's offline cache)"] = (
+            time.perf_counter() - t0
+        )
+
+        def batch(f):
+            def run():
+                for _ in range(BATCH):
+                    out = f()
+                sync()
+                return out
+
+            return run
+
+        def synced(f):
+            def run():
+                out = f()
+                sync()
+                return out
+
+            return run
+
+        def tcheck(out):
+            return close(out.cpu().numpy())
+
+        def tcheck1(out):
+            return bool(torch.equal(out.cpu(), torch.from_numpy(x + 1)))
+
+        B.add("torch", T_TRIV, batch(lambda: xt + 1), max(N // BATCH, 2), scale=BATCH, check=tcheck1)
+        B.add(
+            "torch", T_OP, batch(lambda: axpy(2.0, xt, yt)), max(N // BATCH, 2), T_TRIV, BATCH, check=tcheck
+        )
+        B.add("torch", "native torch 2*x+y, back to back", batch(lambda: 2.0 * xt + yt), max(N // BATCH, 2),
+              T_TRIV, BATCH, check=tcheck)  # fmt: skip
+        B.add("torch", T_TRIV_S, synced(lambda: xt + 1), N, check=tcheck1)
+        B.add("torch", T_OP_S, synced(lambda: axpy(2.0, xt, yt)), N, T_TRIV_S, check=tcheck)
+    except Exception as e:
+        notes.append(f"torch rows not run: {type(e).__name__}: {e}")
+
+    # --------------------------------------------------------------- JAX
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        jdev = jax.devices()[0]
+        if cuda and jdev.platform != "gpu":
+            raise RuntimeError(f"JAX has no GPU here (its default device is {jdev})")
+        xj, yj = jnp.asarray(x), jnp.asarray(y)
+        aj = jnp.float32(2.0)
+        triv = jax.jit(lambda a, x, y: x + 1)
+        jf = jax.jit(axpy)
+        jn = jax.jit(lambda a, x, y: a * x + y)
+        t0 = time.perf_counter()
+        try:
+            jf(aj, xj, yj).block_until_ready()
+        except Exception:
+            pass
+        firsts["first jax.jit(axpy) call (trace + lower + XLA compile)"] = time.perf_counter() - t0
+
+        def jbatch(f):
+            def run():
+                for _ in range(BATCH):
+                    out = f()
+                return out.block_until_ready()
+
+            return run
+
+        def j1(out):
+            return bool(np.array_equal(np.asarray(out), x + 1))
+
+        B.add("jax", TRIV, lambda: triv(aj, xj, yj).block_until_ready(), N, check=j1)
+        B.add("jax", JAX_OP, lambda: jf(aj, xj, yj).block_until_ready(), N, TRIV, check=close)
+        B.add("jax", "jit(native a*x+y), waited per call", lambda: jn(aj, xj, yj).block_until_ready(), N, TRIV,
+              check=close)  # fmt: skip
+        B.add("jax", J_TRIV_A, jbatch(lambda: triv(aj, xj, yj)), max(N // BATCH, 2), scale=BATCH, check=j1)
+        B.add("jax", J_OP_A, jbatch(lambda: jf(aj, xj, yj)), max(N // BATCH, 2), J_TRIV_A, BATCH, check=close)
+        B.add("jax", "axpy Operator, JAX eager, waited per call", lambda: axpy(aj, xj, yj).block_until_ready(),
+              max(N // 4, 2), check=close)  # fmt: skip
+
+        lo = jax.jit(lambda a, x, y: jax.lax.fori_loop(0, steps, lambda i, c: axpy(a, c, y), x))
+        ln = jax.jit(lambda a, x, y: jax.lax.fori_loop(0, steps, lambda i, c: a * c + y, x))
+        want_loop = [None]
+
+        def native_loop():
+            want_loop[0] = np.asarray(ln(aj, xj, yj).block_until_ready())
+            return want_loop[0]
+
+        B.add("jax", f"fori_loop({steps}) of native a*x+y, per step", native_loop, 2, scale=steps,
+              check=lambda out: out.shape == (16,))  # fmt: skip
+        # 1000 steps of c <- 2c + 1 overflow float32: compare the loop with the native loop
+        B.add("jax", f"fori_loop({steps}) of axpy Operator, per step", lambda: lo(aj, xj, yj).block_until_ready(),
+              2, scale=steps, check=lambda out: want_loop[0] is not None
+              and np.array_equal(np.asarray(out), want_loop[0]))  # fmt: skip
+
+        try:
+            import tiarray.operators as top
+
+            nn = 4000
+            ci, cp = (jnp.asarray(a) for a in top.fixed_prob_csr(nn, nn, 0.02, 1))
+            cw = jnp.float32(0.5)
+            active = jnp.zeros(nn, bool).at[jnp.arange(8) * 491].set(True)
+            ind_np, ptr_np = (np.asarray(a) for a in (ci, cp))
+            want8 = np.zeros(nn)
+            for r in np.flatnonzero(np.asarray(active)):
+                np.add.at(want8, ind_np[ptr_np[r] : ptr_np[r + 1]], 0.5)
+
+            def ev_loop(n_active):
+                def body(c, _):
+                    e = active if n_active else c > 1e30  # the events depend on the carry in both
+                    yv = top.event_csrmv(cw, ci, cp, e & (c < 1e30), shape=(nn, nn), transpose=True)
+                    return c + yv, None
+
+                return jax.jit(lambda c: jax.lax.scan(body, c, None, length=steps)[0])
+
+            c0 = jnp.zeros(nn, jnp.float32)
+            native_scan = jax.jit(
+                lambda c: jax.lax.scan(lambda c, _: (c + 1, None), c, None, length=steps)[0]
+            )
+            B.add("jax", f"scan({steps}) of native c + 1, n={nn}, per step (the loop's own cost)",
+                  lambda: native_scan(c0).block_until_ready(), 2, scale=steps,
+                  check=lambda out: bool(np.all(np.asarray(out) == steps)))  # fmt: skip
+            for n_active in (0, 8):
+                ev = ev_loop(n_active)
+                want = steps * want8 if n_active else np.zeros(nn)
+                B.add(
+                    "jax",
+                    f"scan({steps}) of event_csrmv(transpose=True), n={nn}, {n_active} active rows, per step",
+                    lambda ev=ev: ev(c0).block_until_ready(),
+                    2,
+                    scale=steps,
+                    check=lambda out, want=want: bool(np.allclose(np.asarray(out), want, rtol=1e-5, atol=0)),
+                )
+        except Exception as e:
+            notes.append(f"event_csrmv scan rows not run: {type(e).__name__}: {e}")
+    except Exception as e:
+        notes.append(f"JAX rows not run: {type(e).__name__}: {e}")
+
+    load0 = os.getloadavg()[0]
+    B.run()
+    load1 = os.getloadavg()[0]
+
+    # --------------------------------------------------------------- report
+    vers = []
+    for mod in ("torch", "jax", "taichi"):
+        try:
+            v = __import__(mod).__version__
+            vers.append(f"{mod} {'.'.join(map(str, v)) if isinstance(v, tuple) else v}")
+        except Exception:
+            pass
+    where = "CPU smoke run (--gpu-device cpu)"
+    if cuda:
+        try:
+            import torch
+
+            where = torch.cuda.get_device_name(0)
+        except Exception:
+            where = "CUDA"
+    print(f"# bench_operators --gpu: Operator call overhead on {where}; axpy on 16 float32")
+    print(
+        f"# tiarray on {tdev}; python {sys.version.split()[0]}, {', '.join(vers)}; {os.cpu_count()} CPUs, load "
+        f"{load0:.2f} -> {load1:.2f}; microseconds per call (per step for loops), median and best of {R} "
+        "rounds, routes round-robin"
+    )
+    print(
+        f"# 'waited per call': each call waited for (block_until_ready / torch.cuda.synchronize); "
+        f"'back to back': {BATCH} calls, then one wait (the rate calls can be issued at)"
+    )
+    print()
+    print("| section | route | median us | best us | vs baseline | check |")
+    print("|---|---|---:|---:|---|---|")
+    failed = []
+    for e in B.entries:
+        got = B.get(e["name"])
+        if e["err"] or got is None:
+            print(f"| {e['section']} | {e['name']} | {e['err'] or 'no time'} | | | |")
+            failed.append(f"{e['name']}: {e['err']}")
+            continue
+        med, mn = got
+        vs = ""
+        base = B.get(e["base"]) if e["base"] else None
+        if base is not None:
+            vs = f"{med / base[0]:.2f}x ({med - base[0]:+.1f} us)"
+        chk = "-" if e["ok"] is None else "ok" if e["ok"] else "**WRONG**"
+        if e["ok"] is False:
+            failed.append(f"{e['name']}: WRONG")
+        print(f"| {e['section']} | {e['name']} | {med:.2f} | {mn:.2f} | {vs} | {chk} |")
+    print()
+    print("| first call | seconds |")
+    print("|---|---:|")
+    print(f"| tiarray.init({'cuda' if cuda else 'cpu'}) | {t_init:.3f} |")
+    for k, v in firsts.items():
+        print(f"| {k} | {v:.4f} |")
+    print()
+    for a, b, what in (
+        (JAX_OP, TRIV, "jax.jit, waited per call: jit(axpy) / jit(x+1)"),
+        (J_OP_A, J_TRIV_A, "jax.jit, back to back: jit(axpy) / jit(x+1)"),
+        (T_OP, T_TRIV, "torch CUDA eager, back to back: axpy Operator / torch x + 1"),
+        (T_OP_S, T_TRIV_S, "torch CUDA eager, synchronize per call: axpy Operator / torch x + 1"),
+    ):
+        ga, gb = B.get(a), B.get(b)
+        if ga and gb:
+            print(f"- {what} = {ga[0] / gb[0]:.2f}x [best rounds {ga[1] / gb[1]:.2f}x]")
+    for note in notes:
+        print(f"- note: {note}")
+    print(f"\n_total {time.perf_counter() - t_start:.1f} s_")
+    if failed:
+        print("\nFAILED ROUTES:\n" + "\n".join(failed))
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ Usage::
     python benchmarks/bench_sparse.py            # full table (a few minutes)
     python benchmarks/bench_sparse.py --quick    # smoke run for CI
     python benchmarks/bench_sparse.py --weights shared   # one weight for all synapses
+    python benchmarks/bench_sparse.py --gpu      # on one CUDA GPU, n up to 10^6 (see gpu_main)
 """
 
 from __future__ import annotations
@@ -382,7 +383,18 @@ def main(argv=None):
     ap.add_argument(
         "--json", default=None, help="also write the measurements to this JSON file (for plot_results.py)"
     )
+    ap.add_argument(
+        "--gpu",
+        action="store_true",
+        help="run on one CUDA GPU: tiarray on torch CUDA tensors and in jax.jit next to cuSPARSE "
+        "(torch, CuPy) and dense products (see gpu_main)",
+    )
+    ap.add_argument("--gpu-bw", type=float, default=4.8e12, help="--gpu: bytes/s of the bounds (H200 HBM3e)")
+    ap.add_argument("--gpu-k", type=int, default=100, help="--gpu: synapses per row")
+    ap.add_argument("--gpu-device", choices=["cuda", "cpu"], default="cuda", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.gpu:
+        return gpu_main(args)
     if args.quick:
         ns = args.n or [1000, 4000]
         rs = args.r or [0.05]
@@ -575,6 +587,508 @@ def print_tables(rows, stat="min"):
         "\n(bold: below 1, a peer is faster. 'margin' is the smallest peer / tiarray ratio of the NumPy "
         "route; 'margin, ti ...' the same for the torch route, the jax.jit route and the CSR object, "
         "each against the same peers)"
+    )
+
+
+# ----------------------------------------------------------------------------- --gpu mode
+#
+# One run on a CUDA GPU (``--gpu``; the hidden ``--gpu-device cpu`` runs the same code with
+# torch, JAX and tiarray on the CPU at small sizes, as a smoke test). The matrices are built
+# on the device with torch (exactly ``--gpu-k`` distinct random columns per row), the
+# references are float64 products on the device, every method is called on the same device
+# data, and a method that fails is reported in its cell without stopping the run.
+
+GPU_METHODS = ["ti torch", "ti jit", "torch CSR", "cupy", "cupy W.T", "dense"]
+
+
+def _err(e) -> str:
+    msg = " ".join(str(e).split())[:80].replace("|", "/")
+    return f"ERR {type(e).__name__}: {msg}"
+
+
+def gpu_make_case(n, k, seed, device):
+    """``(w, idx, ptr)`` as torch tensors on ``device``: exactly ``k`` distinct columns per
+    row, sorted within rows, float32 weights in [0, 1), int32 indices. Duplicate columns
+    are redrawn (only those entries) until there are none; the draw treats every column
+    alike, so each row's set of columns is uniform over the k-subsets."""
+    import torch
+
+    if not 0 < k <= n // 2:
+        raise ValueError(f"--gpu-k {k} must lie in [1, n/2] (n = {n})")
+    if n * k >= 2**31:
+        raise ValueError(f"n k = {n * k} synapses do not fit int32 indices")
+    g = torch.Generator(device=device).manual_seed(seed)
+    cols = torch.sort(
+        torch.randint(0, n, (n, k), generator=g, device=device, dtype=torch.int32), dim=1
+    ).values
+    for _ in range(1000):
+        dup = cols[:, 1:] == cols[:, :-1]
+        nd = int(dup.sum())
+        if nd == 0:
+            break
+        tail = cols[:, 1:]  # a view: the assignment writes into cols
+        tail[dup] = torch.randint(0, n, (nd,), generator=g, device=device, dtype=torch.int32)
+        cols = torch.sort(cols, dim=1).values
+    else:  # pragma: no cover
+        raise RuntimeError("gpu_make_case(): duplicate columns remain after 1000 redraws")
+    idx = cols.reshape(-1)
+    ptr = torch.arange(0, n * k + 1, k, device=device, dtype=torch.int32)
+    w = torch.rand(n * k, generator=g, device=device, dtype=torch.float32)
+    return w, idx, ptr
+
+
+def gpu_transpose(w, idx, ptr, n):
+    """The CSR form of ``A.T`` (columns sorted within rows), on the arrays' device."""
+    import torch
+
+    srt = torch.sort(idx, stable=True)
+    rows = torch.arange(n, device=idx.device, dtype=torch.int32).repeat_interleave(
+        (ptr[1:] - ptr[:-1]).long()
+    )
+    ptr_t = torch.searchsorted(srt.values, torch.arange(n + 1, device=idx.device, dtype=torch.int32))
+    return w[srt.indices], rows[srt.indices], ptr_t.to(torch.int32)
+
+
+def gpu_reference(w, idx, ptr, x, n, transpose):
+    """:func:`reference` computed with torch on the data's device; NumPy ``(ref, bound)``."""
+    import torch
+
+    rows = torch.arange(n, device=idx.device).repeat_interleave((ptr[1:] - ptr[:-1]).long())
+    cols = idx.long()
+    xd = x.double()
+    terms = w.double() * (xd[rows] if transpose else xd[cols])
+    at = cols if transpose else rows
+
+    def acc(v):
+        return torch.zeros(n, dtype=torch.float64, device=idx.device).index_add_(0, at, v)
+
+    ref = acc(terms)
+    mag = acc(terms.abs())
+    count = acc((terms != 0).double())
+    bound = count * 2.0**-24 * mag + 2.0**-24 * ref.abs()
+    return ref.cpu().numpy(), bound.cpu().numpy()
+
+
+def _to_numpy(r):
+    mod = type(r).__module__
+    if mod.startswith("torch"):
+        return r.detach().cpu().numpy()
+    if mod.startswith("cupy"):
+        return r.get()
+    return np.asarray(r)
+
+
+class GpuSync:
+    """``sync(out)`` waits for ``out`` (``block_until_ready`` for JAX, CuPy's device
+    synchronize for CuPy) and then for the whole device (``torch.cuda.synchronize()``: every
+    stream of every library on it). On the CPU (smoke run) only the first part."""
+
+    def __init__(self, cuda):
+        import torch
+
+        self.dev = torch.cuda.synchronize if cuda else None
+
+    def __call__(self, out=None):
+        if out is not None:
+            if hasattr(out, "block_until_ready"):
+                out.block_until_ready()
+            if type(out).__module__.startswith("cupy"):
+                import cupy
+
+                cupy.cuda.Device().synchronize()
+        if self.dev is not None:
+            self.dev()
+
+
+def gpu_timed(f, sync, min_time, repeats):
+    """``(median us, min us, calls)`` per call: after three warm-up calls, ``repeats``
+    batches of calls issued back to back, each batch ended by ``sync`` (result and device)."""
+    sync(f())
+    sync(f())
+    t0 = time.perf_counter()
+    sync(f())
+    one = time.perf_counter() - t0
+    calls = int(max(1, min(2000, min_time / repeats / max(one, 1e-6))))
+    per = []
+    for _ in range(repeats):
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            out = f()
+        sync(out)
+        per.append((time.perf_counter() - t0) / calls * 1e6)
+    return float(np.median(per)), float(np.min(per)), calls * repeats
+
+
+class GpuEnv:
+    """What the --gpu run uses: device, frameworks (None where missing), timing settings."""
+
+    def __init__(self, args, notes):
+        import torch
+
+        self.cuda = args.gpu_device == "cuda"
+        self.dev = torch.device("cuda" if self.cuda else "cpu")
+        self.sync = GpuSync(self.cuda)
+        self.k = args.gpu_k
+        self.dense_max_n = args.dense_max_n
+        self.ops = args.ops
+        self.min_time = args.min_time or (0.02 if args.quick else 0.05)
+        self.repeats = args.rounds or 5
+        self.jax = self.jdev = None
+        try:
+            import jax
+
+            self.jdev = jax.devices()[0]
+            if self.cuda and self.jdev.platform != "gpu":
+                notes.append(f"ti jit: JAX has no GPU here (its default device is {self.jdev}): not run")
+            else:
+                self.jax = jax
+        except Exception as e:
+            notes.append(f"ti jit: JAX unusable: {_err(e)}")
+        self.cupy = self.cpsparse = None
+        if not self.cuda:
+            try:
+                import cupy  # noqa: F401
+
+                notes.append("SKIP: cupy (--gpu-device cpu)")
+            except ImportError:
+                notes.append("SKIP: cupy not installed")
+        else:
+            try:
+                import cupy
+                import cupyx.scipy.sparse as cpsparse
+
+                self.cupy, self.cpsparse = cupy, cpsparse
+            except ImportError:
+                notes.append("SKIP: cupy not installed")
+            except Exception as e:
+                notes.append(f"SKIP: cupy: {_err(e)}")
+
+
+def _built(make):
+    """``make()``, or the error it raised as a table cell."""
+    try:
+        return make()
+    except Exception as e:
+        return _err(e)
+
+
+def gpu_rows_for_n(env, sp, n, rs, rows, notes):
+    """Build the case of size ``n`` on the device and measure every op, direction and rate."""
+    import torch
+
+    t_case = time.perf_counter()
+    try:
+        w, idx, ptr = gpu_make_case(n, env.k, seed=n, device=env.dev)
+        w_t, idx_t, ptr_t = gpu_transpose(w, idx, ptr, n)
+    except Exception as e:
+        notes.append(f"n={n}: building the case failed: {_err(e)}")
+        return
+    nnz = int(idx.shape[0])
+    counts = (ptr[1:] - ptr[:-1]).long()
+    shape = (n, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's sparse CSR beta warning
+        t_csr = _built(lambda: torch.sparse_csr_tensor(ptr, idx, w, shape))
+        t_csr_t = _built(lambda: torch.sparse_csr_tensor(ptr_t, idx_t, w_t, shape))
+    jax, jdev = env.jax, env.jdev
+    j_data = None
+    if jax is not None:
+
+        def to_jax(t):
+            try:
+                return jax.dlpack.from_dlpack(t)  # zero copy where JAX can
+            except Exception:
+                return jax.device_put(t.cpu().numpy(), jdev)
+
+        j_data = _built(lambda: tuple(to_jax(a) for a in (w, idx, ptr)))
+    c_csr = c_csr_t = None
+    cupy = env.cupy
+    if cupy is not None:
+
+        def cp_csr(a, b, c):
+            return env.cpsparse.csr_matrix(
+                (cupy.from_dlpack(a), cupy.from_dlpack(b), cupy.from_dlpack(c)), shape=shape
+            )
+
+        c_csr = _built(lambda: cp_csr(w, idx, ptr))
+        c_csr_t = _built(lambda: cp_csr(w_t, idx_t, ptr_t))
+    dense = None
+    if n <= env.dense_max_n:
+
+        def make_dense():
+            D = torch.zeros(shape, dtype=torch.float32, device=env.dev)
+            D[torch.arange(n, device=env.dev).repeat_interleave(counts), idx.long()] = w
+            return D, D.T.contiguous()
+
+        dense = _built(make_dense)
+    env.sync()
+    t_build = time.perf_counter() - t_case
+    jitted = {}
+
+    def jit_of(fn, transpose):
+        key = (fn.__name__, transpose)
+        if key not in jitted:
+            jitted[key] = jax.jit(lambda a, b, c, x: fn(a, b, c, x, shape=shape, transpose=transpose))
+        return jitted[key]
+
+    cases = [("event_csrmv", r) for r in rs] + [("csrmv", None)]
+    for op, r in [c for c in cases if c[0] in env.ops]:
+        fn = getattr(sp, op)
+        g = torch.Generator(device=env.dev).manual_seed(n + (int(r * 1000) if r is not None else 7))
+        if op == "event_csrmv":
+            x_ti = torch.rand(n, generator=g, device=env.dev) < r  # bool spikes
+            x_f = x_ti.to(torch.float32)  # what the peers get (not timed)
+        else:
+            x_f = torch.randn(n, generator=g, device=env.dev, dtype=torch.float32)
+            x_ti = x_f
+        xj = xc = None
+        if jax is not None:
+            xj = _built(lambda x=x_ti: jax.device_put(x.cpu().numpy(), jdev))
+        if cupy is not None:
+            xc = _built(lambda x=x_f: cupy.from_dlpack(x))
+        for transpose in (False, True):
+            if op == "event_csrmv":
+                active = int(counts[x_ti].sum()) if transpose else int(x_ti[idx.long()].sum())
+            else:
+                active = nnz
+            try:
+                ref, bnd = gpu_reference(w, idx, ptr, x_f, n, transpose)
+            except Exception as e:
+                notes.append(f"{op} T={int(transpose)} n={n} r={r}: no reference, not run: {_err(e)}")
+                continue
+            methods = {
+                "ti torch": lambda fn=fn, x=x_ti, t=transpose: fn(w, idx, ptr, x, shape=shape, transpose=t)
+            }
+            if jax is not None:
+                if isinstance(j_data, str) or isinstance(xj, str):
+                    methods["ti jit"] = j_data if isinstance(j_data, str) else xj
+                else:
+                    methods["ti jit"] = lambda jf=jit_of(fn, transpose), x=xj: jf(*j_data, x)
+            T = t_csr_t if transpose else t_csr
+            methods["torch CSR"] = T if isinstance(T, str) else (lambda T=T, x=x_f: T @ x)
+            if cupy is not None:
+                for name, C in (
+                    ("cupy", c_csr_t if transpose else c_csr),
+                    ("cupy W.T", c_csr if transpose else None),
+                ):
+                    if C is None:
+                        continue
+                    if isinstance(C, str) or isinstance(xc, str):
+                        methods[name] = C if isinstance(C, str) else xc
+                    elif name == "cupy W.T":
+                        methods[name] = lambda C=C, x=xc: C.T @ x
+                    else:
+                        methods[name] = lambda C=C, x=xc: C @ x
+            if dense is not None:
+                if isinstance(dense, str):
+                    methods["dense"] = dense
+                else:
+                    Dm = dense[1] if transpose else dense[0]
+                    methods["dense"] = lambda Dm=Dm, x=x_f: Dm @ x
+            res = {}
+            for name, f in methods.items():
+                if isinstance(f, str):
+                    res[name] = f
+                    continue
+                try:
+                    out = f()
+                    env.sync(out)
+                    ok = agrees(_to_numpy(out), ref, bnd)
+                    del out
+                    res[name] = gpu_timed(f, env.sync, env.min_time, env.repeats) + (ok,)
+                except Exception as e:  # one method failing is reported, never fatal
+                    res[name] = _err(e)
+            lb, lb_name = bounds(op, transpose, n, nnz, active)
+            rows.append(
+                dict(op=op, transpose=transpose, n=n, p=env.k / n, r=r, nnz=nnz, active_syn=active,
+                     lb=lb, lb_name=lb_name, res=res)
+            )  # fmt: skip
+            v = res["ti torch"]
+            msg = v if isinstance(v, str) else f"{v[0]:9.1f} us"
+            print(
+                f"  . {op:11s} T={int(transpose)} n={n:7d} r={r}: ti torch {msg} ({lb_name} {lb:7.1f} us)",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(
+        f"  . n={n}: case built on the device in {t_build:.2f} s; all rows of n in "
+        f"{time.perf_counter() - t_case:.1f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def gpu_main(args):
+    """``--gpu``: ``event_csrmv`` and ``csrmv`` on one CUDA GPU, both directions.
+
+    n in {10^4, 10^5, 10^6} (``--n``) with exactly ``--gpu-k`` (100) distinct random columns
+    per row (p = k / n; 10^8 synapses at n = 10^6), float32 weights, int32 indices, firing
+    rates ``--r`` (0.01, 0.1) for the event op (``csrmv`` gets one float32 vector per n).
+    Methods on the same device data: ``ti torch`` (the function API on torch CUDA tensors,
+    the reference of the ratios), ``ti jit`` (the same inside ``jax.jit`` on JAX GPU arrays),
+    ``torch CSR`` (cuSPARSE through ``torch.sparse_csr_tensor``: ``W @ x``, a prebuilt
+    ``W^T`` CSR for the transpose), ``cupy`` (``cupyx.scipy.sparse.csr_matrix``: ``W @ x``, a
+    prebuilt ``W^T`` for the transpose), ``cupy W.T`` (``W.T @ x`` through CuPy's transposed
+    view), ``dense`` (torch ``W @ x``, n <= ``--dense-max-n``). Peers get the spikes as
+    float32 (not timed). Times: median (and min) over ``--rounds`` (5) batches of calls
+    issued back to back, about ``--min-time`` (0.05) s per method in all, each batch ended by
+    a device synchronize: the per-call time includes each library's host-side cost. Each
+    result is checked against a float64 product on the device (``WRONG`` outside the
+    float32 error bound of :func:`reference`). Bounds: :func:`bounds` at ``--gpu-bw`` bytes/s.
+    """
+    cuda = args.gpu_device == "cuda"
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    if not cuda:
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    global BW
+    BW = args.gpu_bw
+    t_start = time.perf_counter()
+    import torch
+
+    if cuda and not torch.cuda.is_available():
+        print("bench_sparse --gpu: torch has no CUDA device here (torch.cuda.is_available() is False)")
+        return 2
+    import tiarray
+
+    try:
+        tdev = tiarray.init("cuda" if cuda else "cpu")  # before any other tiarray call
+    except Exception as e:
+        print(f"bench_sparse --gpu: tiarray.init failed: {_err(e)}")
+        return 2
+    from tiarray.operators import sparse as sp
+
+    notes = []
+    env = GpuEnv(args, notes)
+    if cuda:
+        ns = args.n or ([10000, 100000] if args.quick else [10000, 100000, 1000000])
+    else:
+        ns = args.n or [1000, 3000]
+    rs = args.r or [0.01, 0.1]
+    vers = {"numpy": np.__version__}
+    for mod in ("torch", "jax", "cupy", "taichi"):
+        try:
+            v = __import__(mod).__version__
+            vers[mod] = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+        except Exception:
+            vers[mod] = "not installed"
+    name = (
+        torch.cuda.get_device_name(env.dev)
+        if cuda
+        else f"CPU smoke run ({platform.machine()}, --gpu-device cpu)"
+    )
+    print("# bench_sparse --gpu")
+    print(
+        f"- {name}; tiarray on {tdev}, JAX on {env.jdev}; Python {sys.version.split()[0]}; "
+        + ", ".join(f"{a} {b}" for a, b in vers.items())
+    )
+    print(
+        f"- k = {env.k} synapses per row (p = k / n), float32 weights, int32 indices; bounds at "
+        f"{BW / 1e12:.2f} TB/s; times: median (min) over {env.repeats} batches of back-to-back calls "
+        f"(about {env.min_time:g} s per method), each batch ended by a device synchronize"
+    )
+    print(
+        "- ratios: peer median / ti torch median (> 1: tiarray faster); x LB: tiarray / bound; "
+        "ti jit: tiarray inside jax.jit\n"
+    )
+    rows = []
+    for n in ns:
+        try:
+            gpu_rows_for_n(env, sp, n, rs, rows, notes)
+        except Exception as e:  # e.g. out of memory outside the methods: the other sizes still run
+            notes.append(f"n={n}: stopped: {_err(e)}")
+        if cuda:
+            torch.cuda.empty_cache()
+    print_gpu_tables(rows)
+    for note in notes:
+        print(f"- note: {note}")
+    print(f"\n_total {time.perf_counter() - t_start:.1f} s_")
+    if args.json:
+        import json
+
+        with open(args.json, "w") as f:
+            meta = dict(gpu=name, versions=vers, bw=BW, k=env.k, min_time=env.min_time, repeats=env.repeats)
+            json.dump({"meta": meta, "rows": rows}, f, indent=1, default=str)
+    bad = []
+    for r in rows:
+        for m, v in r["res"].items():
+            where = f"{r['op']} {'A.T @ s' if r['transpose'] else 'A @ s'} n={r['n']} r={r['r']} {m}"
+            if isinstance(v, str):
+                if m.startswith("ti "):
+                    bad.append(f"{where}: {v}")
+            elif v[3] is not True:
+                bad.append(f"{where}: WRONG")
+    if bad or not rows:
+        print("\nWRONG RESULTS OR TIARRAY ERRORS:\n" + "\n".join(bad or ["no rows measured"]))
+        return 1
+    return 0
+
+
+def _gpu_cell(v):
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    s = f"{_fmt(v[0])} ({_fmt(v[1])})"
+    return s if v[3] else f"**WRONG** {s}"
+
+
+def _gpu_ratio(res, m, num, den):
+    """``num / den`` as a cell for method ``m`` (ERR, WRONG, bold below 1)."""
+    v = res.get(m)
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return "ERR"
+    if num is None or den is None:
+        return "-"
+    x = num / den
+    s = ("**" + _fmt(x) + "**") if x < 1 else _fmt(x)
+    return s if v[3] else f"{s} WRONG"
+
+
+def print_gpu_tables(rows):
+    dirn = {False: "A @ s", True: "A.T @ s"}
+    cols = [m for m in GPU_METHODS if any(m in r["res"] for r in rows)]
+    peers = [m for m in cols if not m.startswith("ti ")]
+    print("## times (us per call): median (min)\n")
+    print("| op | dir | n | nnz | r | active syn | bound | bound us | " + " | ".join(cols) + " |")
+    print("|---|---|---:|---:|---:|---:|---|---:|" + "---:|" * len(cols))
+    for r in rows:
+        rate = "-" if r["r"] is None else r["r"]
+        print(
+            f"| {r['op']} | {dirn[r['transpose']]} | {r['n']:,} | {r['nnz']:,} | {rate} | {r['active_syn']:,} | "
+            f"{r['lb_name']} | {_fmt(r['lb'])} | "
+            + " | ".join(_gpu_cell(r["res"].get(m)) for m in cols)
+            + " |"
+        )
+    print("\n## ratios of the medians: peer / ti torch (> 1: tiarray faster); x LB: tiarray / bound\n")
+    print(
+        "| op | dir | n | r | ti torch x LB | ti jit x LB | ti jit / ti torch | "
+        + " | ".join(peers)
+        + " | fastest peer / ti torch | fastest peer / ti jit |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|" + "---:|" * (len(peers) + 2))
+    for r in rows:
+        res = r["res"]
+        t = {m: v[0] for m, v in res.items() if not isinstance(v, str)}
+        ti, tj = t.get("ti torch"), t.get("ti jit")
+        good = [t[m] for m in peers if m in t and res[m][3]]
+        best = min(good) if good else None
+        cells = [
+            _gpu_ratio(res, "ti torch", ti, r["lb"]),
+            _gpu_ratio(res, "ti jit", tj, r["lb"]),
+            _fmt(tj / ti) if ti is not None and tj is not None else "-",
+            *[_gpu_ratio(res, m, t.get(m), ti) for m in peers],
+            _fmt(best / ti) if best is not None and ti is not None else "-",
+            _fmt(best / tj) if best is not None and tj is not None else "-",
+        ]
+        rate = "-" if r["r"] is None else r["r"]
+        print(f"| {r['op']} | {dirn[r['transpose']]} | {r['n']:,} | {rate} | " + " | ".join(cells) + " |")
+    print(
+        "\n(bold: below 1, the peer is faster; ERR: the method raised, the times table has the message; "
+        "WRONG: outside the float32 error bound of the float64 reference; 'fastest peer' among the "
+        "correct ones)"
     )
 
 
