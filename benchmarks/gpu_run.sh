@@ -69,11 +69,11 @@ PYEOF
 check)
     # gpu_check.py and the CUDA suite run side by side (the ordering checks then run under
     # load; 16 cores: 10 pytest workers leave some for the check)
-    stage gpu_check 240 $PY benchmarks/gpu_check.py --no-suite >"$OUT/gpu_check.log" 2>&1 &
+    stage gpu_check 200 $PY benchmarks/gpu_check.py --no-suite >"$OUT/gpu_check.log" 2>&1 &
     CHECK_PID=$!
     ;;
 suite)
-    stage "suite (TIARRAY_ARCH=cuda pytest -m cuda)" 240 env TIARRAY_ARCH=cuda $PY -P -m pytest \
+    stage "suite (TIARRAY_ARCH=cuda pytest -m cuda)" 200 env TIARRAY_ARCH=cuda $PY -P -m pytest \
         -m cuda -q -p no:cacheprovider -n 10 --timeout 180 -rfE --junitxml="$OUT/suite.xml" \
         tests/operators tests/sparse tests/interop >"$OUT/suite.log" 2>&1
     tail -n 60 "$OUT/suite.log"
@@ -82,9 +82,9 @@ bench)
     if [ -n "${CHECK_PID:-}" ]; then wait "$CHECK_PID"; fi
     CHECK_PID=
     {
-        stage "bench_operators --gpu" 90 $PY benchmarks/bench_operators.py --gpu
-        stage "bench_sparse --gpu" 120 $PY benchmarks/bench_sparse.py --gpu
-        stage "bench_network --gpu" 120 $PY benchmarks/bench_network.py --gpu
+        stage "bench_operators --gpu" 60 $PY benchmarks/bench_operators.py --gpu
+        stage "bench_sparse --gpu" 100 $PY benchmarks/bench_sparse.py --gpu
+        stage "bench_network --gpu" 90 $PY benchmarks/bench_network.py --gpu
     } >"$OUT/bench.log" 2>&1
     cat "$OUT/bench.log"
     ;;
