@@ -76,6 +76,12 @@ quadrants memory (``qd_memory``, whichever backend runs; it never imports quadra
     ``qd_memory.ndarray_layout(nd)``  ``(address, shape, element_strides, numpy_dtype)``.
     ``qd_memory.field_layout(f)``, ``qd_memory.field_to_numpy(f)``  as ``field_layout``.
     ``qd_memory.arch_is_gpu()``  whether quadrants' program runs on a GPU.
+Native launches (tiarray's native XLA FFI handler, ``operators/_adapters/_native.py``)
+    ``native_launch()``   ``(address, cpp)``: the address of the C++ launch function
+                          ``launch(program, compiled, ctx)`` and ``cpp(obj)`` the C++ object
+                          behind a Python program, compiled kernel or launch context; or
+                          None where the backend has none.
+    ``on_finalize(fn)``   call ``fn()`` before the running program is finalized.
 Compile time (called inside ``ti.static`` while a kernel compiles)
     ``element_type(arg)`` the element type of an ndarray argument.
     ``call_external(addr, args)``  a call of a C function (by address) in the kernel.

@@ -46,6 +46,7 @@ __all__ = [
     "ndarray_ptr", "ndarray_layout", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
+    "native_launch", "on_finalize",
 ]  # fmt: skip
 
 NAME = "quadrants"
@@ -297,3 +298,16 @@ set_kernel_arg_hook = _fields.set_hook
 
 element_type = _fields.element_type
 call_external = _fields.external_caller(_impl, _core, "quadrants.lang.expr")
+
+
+# ----------------------------------------------------------------------------- native launches
+
+
+def native_launch():
+    """None: tiarray's native XLA FFI handler launches taichi's kernels only (quadrants
+    exports another C++ API); calls under ``jax.jit`` take the Python handler."""
+    return None
+
+
+def on_finalize(fn) -> None:
+    """Nothing to do: without native launches no native code holds quadrants' objects."""

@@ -8,6 +8,7 @@ the same rules.
 """
 
 import ast
+import ctypes
 import os
 import sys
 
@@ -46,6 +47,7 @@ __all__ = [
     "ndarray_ptr", "ndarray_layout", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
+    "native_launch", "on_finalize",
 ]  # fmt: skip
 
 NAME = "taichi"
@@ -327,3 +329,50 @@ set_kernel_arg_hook = _fields.set_hook
 
 element_type = _fields.element_type
 call_external = _fields.external_caller(_impl, _core, "taichi.lang.expr")
+
+
+# ----------------------------------------------------------------------------- native launches
+
+# Taichi's exported C++ launch, ``Program::launch_kernel(const CompiledKernelData&,
+# LaunchContextBuilder&)`` (Itanium mangling; a non-virtual member function is called as a
+# function of (this, &compiled, &ctx)).
+_LAUNCH_SYMBOL = (
+    "_ZN6taichi4lang7Program13launch_kernelERKNS0_18CompiledKernelDataERNS0_20LaunchContextBuilderE"
+)
+# pybind11 keeps a (simple) instance's C++ pointer right after the Python object header
+_CPP_OFFSET = object.__basicsize__
+
+
+def _cpp_object(obj) -> int:
+    return ctypes.c_void_p.from_address(id(obj) + _CPP_OFFSET).value or 0
+
+
+def native_launch():
+    """``(address, cpp)`` for launches from native code: the address of Taichi's exported
+    ``Program::launch_kernel``, and ``cpp(obj)`` the C++ object behind the program, a compiled
+    kernel or a launch context (Taichi's Python objects); None where the symbol is missing."""
+    try:
+        lib = ctypes.CDLL(_core.__file__)  # the loaded extension: dlopen returns its handle
+        addr = ctypes.cast(getattr(lib, _LAUNCH_SYMBOL), ctypes.c_void_p).value
+    except (OSError, AttributeError):
+        return None
+    return (addr, _cpp_object) if addr else None
+
+
+_FINALIZE_HOOKS: list = []
+
+
+def on_finalize(fn) -> None:
+    """Call ``fn()`` before the running program is finalized (``ti.reset()``, ``ti.init()``
+    again, the end of the process): native code must let go of its C++ objects first."""
+    if not _FINALIZE_HOOKS:
+        clear = _impl.PyTaichi.clear
+
+        def _clear(self):
+            if self.prog is not None:
+                for f in list(_FINALIZE_HOOKS):
+                    f()
+            return clear(self)
+
+        _impl.PyTaichi.clear = _clear
+    _FINALIZE_HOOKS.append(fn)
