@@ -279,11 +279,15 @@ _PyCapsule_New = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_c
 
 
 def pycapsule(fn) -> object:
-    """A PyCapsule holding the C function pointer of ``fn`` (what ``register_ffi_target`` takes).
+    """A PyCapsule holding the C function pointer of ``fn`` (what ``register_ffi_target`` takes):
+    a ctypes callback, kept alive as long as XLA may call it, or the address of a C function."""
+    addr = fn if isinstance(fn, int) else ctypes.cast(fn, ctypes.c_void_p).value
+    return _PyCapsule_New(addr, None, None)
 
-    ``fn`` (a ctypes callback) must be kept alive as long as XLA may call it.
-    """
-    return _PyCapsule_New(ctypes.cast(fn, ctypes.c_void_p).value, None, None)
+
+def error_create_offset() -> int:
+    """The byte offset of ``XLA_FFI_Error_Create`` in ``XLA_FFI_Api`` (for the native handler)."""
+    return _API_FUNC_OFFSET + 8 * _API_FUNCS.index("XLA_FFI_Error_Create")
 
 
 # ctypes runs a callback on a thread without a Python thread state (XLA's worker threads)

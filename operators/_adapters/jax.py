@@ -53,7 +53,7 @@ from tiarray._internal import dtypes as _dtypes
 
 from .. import _operator
 from . import _jax_partition as _partitioning
-from . import _xla_ffi
+from . import _native, _xla_ffi
 from ._eager import HostInputs, host_view
 
 try:
@@ -140,6 +140,9 @@ class _Record:
         "fasts",  # {serial: fast runner} when `decide`
         "zero",  # per output: zero-filled before the launch (False: it aliases an input)
         "aliases",  # {input index: output index} of the custom call (Operator aliases)
+        "rid",  # the record's id (the custom call's attribute)
+        "native",  # described to the native handler (_native.register), which launches it
+        "scalar_dtypes",  # per input: the NumPy dtype of XLA's scalar (None for an array)
     )
 
 
@@ -151,16 +154,18 @@ def _record_id(op, mode, skey, in_avals, mask, arch, n_in) -> int:
     with _registry_lock:
         rid = _record_ids.get(key)
         if rid is None:
-            rec = _build_record(op, mode, skey, in_avals, mask, arch, n_in)
+            rid = len(_records)
+            rec = _build_record(op, mode, skey, in_avals, mask, arch, n_in, rid)
             _records.append(rec)
-            rid = len(_records) - 1
             _record_ids[key] = rid
     return rid
 
 
-def _build_record(op, mode, skey, in_avals, mask, arch, n_in) -> _Record:
+def _build_record(op, mode, skey, in_avals, mask, arch, n_in, rid) -> _Record:
     res = op._resolve(_in_sds(op, in_avals[:n_in]), skey)
     rec = _Record()
+    rec.rid = rid
+    rec.native = False
     rec.op = op
     rec.mode = mode
     rec.res = res
@@ -168,6 +173,9 @@ def _build_record(op, mode, skey, in_avals, mask, arch, n_in) -> _Record:
     rec.n_in = n_in
     rec.mask = mask
     ins = []
+    rec.scalar_dtypes = tuple(
+        None if p.is_array else np.dtype(av.dtype) for p, av in zip(op._params, in_avals[:n_in])
+    )
     for p, sd, av in zip(op._params, res.in_sds, in_avals[:n_in]):
         if p.is_array:
             shape = sd.shape + (2,) if sd.dtype.kind == "c" else sd.shape
@@ -225,6 +233,11 @@ def _make_specs(rec):
         rec.fasts = {srl: make(rec, rec.specs[srl], srl) for srl in (False, True)}
     else:
         rec.specs = rec.fasts = None
+    # the native handler repeats forward CPU launches (not in debug mode: every launch checked)
+    rec.native = (
+        _native_active[0] and mode == "fwd" and arch == "cpu" and make is _make_fast_fwd
+        and _native.register(rec.rid, rec)
+    )  # fmt: skip
 
 
 def _make_checked_fwd(rec, spec, serial: bool):
@@ -495,12 +508,18 @@ _targets_lock = threading.Lock()
 _used_targets: set = set()
 
 
+_native_active = [False]  # the CPU target's handler is the native one (_native.py)
+
+
 def _capsule(platform: str):
     h = _handlers.get(platform)
     if h is None:
         run = _run_cpu if platform == "cpu" else _run_cuda
         cb = _xla_ffi.make_handler(run, _describe_error)
-        h = (cb, _xla_ffi.pycapsule(cb))
+        addr = _native.load(cb) if platform == "cpu" else 0
+        _native_active[0] = platform == "cpu" and bool(addr) or _native_active[0]
+        # the native handler hands Python the calls it has not seen (cb, kept alive here)
+        h = (cb, _xla_ffi.pycapsule(addr or cb))
         _handlers[platform] = h
     return h[1]
 

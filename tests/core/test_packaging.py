@@ -24,3 +24,15 @@ def test_operators_import_as_a_subpackage():
     import tiarray.operators
 
     assert tiarray.operators.__name__ == "tiarray.operators"
+
+
+def test_the_native_handlers_source_is_installed():
+    # compiled at first use beside the module that builds it (operators/_adapters/_native.py):
+    # the distribution must carry it as package data
+    import os
+
+    from tiarray.operators._adapters import _native
+
+    assert os.path.isfile(_native.SOURCE), _native.SOURCE
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert cfg["tool"]["setuptools"]["package-data"]["tiarray.operators._adapters"] == ["_ffi_cpu.cpp"]

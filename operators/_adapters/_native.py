@@ -1,0 +1,508 @@
+"""tiarray's native XLA FFI handler on the CPU (``_ffi_cpu.cpp``): build it, check it, feed it.
+
+Inside ``jax.jit`` every Operator call is an XLA custom call. The Python handler
+(:func:`_xla_ffi.make_handler`) costs 5-10 us per call on a 2-CPU machine; most of a small
+spiking-network step. The native handler repeats launches that Python has prepared, without
+Python: see the C++ file for what it does. This module
+
+- compiles the C++ file with the machine's C++ compiler (``$CXX``, else ``c++``/``g++``/
+  ``clang++``) the first time JAX runs an Operator on the CPU, into a cache directory
+  (``$TIARRAY_CACHE_DIR``, else ``~/.cache/tiarray``; one file per source, compiler, Python
+  and backend version). pip installs nothing for it: without a compiler every call takes the
+  Python handler, as before;
+- checks the build once per cache entry in a subprocess (Taichi's launch through the
+  pointers tiarray reads, the launch lock, a jitted Operator end to end), so that a
+  mismatch with an unusual Taichi or Python build fails in that process, never in the
+  user's: the verdict is kept beside the library;
+- describes each record to the native table (:func:`register`): per CPU variant a launch
+  context of its own and where that context keeps each argument, found by setting marker
+  values through Taichi's Python API and reading them back (see :func:`_slots`).
+
+``TIARRAY_NATIVE=0`` turns it off; :func:`status` says whether it runs and why not.
+Everything that changes the native table runs under tiarray's launch lock, which the native
+handler takes too (the same ``RLock`` object, locked natively through CPython's C API).
+(No ``from __future__ import annotations``: the check defines a Taichi kernel.)
+"""
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+from tiarray import _internal as _core
+
+from .._variant_rule import THRESHOLDS
+from . import _xla_ffi
+
+__all__ = ["status", "load", "register", "clear", "stats", "set_enabled"]
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ffi_cpu.cpp")
+MAX_PARAMS = 64  # kMaxParams
+MAX_RECORDS = 1 << 16  # kMaxRecords
+_PROBE_TIMEOUT = 300.0
+
+_lock = threading.Lock()
+_lib = None
+_handler_addr = 0
+_reason = "not tried yet (it is built when JAX first runs an Operator on the CPU)"
+_tried = False
+_cpp = None  # backend: C++ object behind a Taichi Python object
+_keep: dict = {}  # rid -> the launch contexts the native table holds
+
+
+def status() -> str:
+    """``"native"`` when the native handler runs, else why it does not."""
+    return "native" if _lib is not None else _reason
+
+
+def _off_by_env() -> bool:
+    return os.environ.get("TIARRAY_NATIVE", "").strip().lower() in ("0", "false", "no", "off")
+
+
+def _compiler():
+    for c in (os.environ.get("CXX"), "c++", "g++", "clang++"):
+        if c:
+            path = shutil.which(c)
+            if path:
+                return path
+    return None
+
+
+def _cache_root() -> str:
+    root = os.environ.get("TIARRAY_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "tiarray")
+    return root
+
+
+def _tag(compiler: str) -> str:
+    h = hashlib.sha256()
+    with open(SOURCE, "rb") as f:
+        h.update(f.read())
+    for part in (compiler, sys.version, platform.machine(), platform.system(), _core.ti.__version__):
+        h.update(repr(part).encode())
+    return h.hexdigest()[:16]
+
+
+def _build(compiler: str, directory: str) -> str:
+    """The compiled library in ``directory`` (compiled now if missing); RuntimeError if it fails."""
+    so = os.path.join(directory, "ffi_cpu.so")
+    if os.path.exists(so):
+        return so
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=directory)
+    os.close(fd)
+    cmd = [compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-pthread", "-o", tmp, SOURCE]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed: {(r.stderr or r.stdout).strip()[-600:]}")
+        os.replace(tmp, so)  # atomic: another process may build the same file at once
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return so
+
+
+def _verdict(directory: str, so: str) -> str:
+    """'ok', or why the library must not be used: the check's result, run once per build."""
+    path = os.path.join(directory, "verdict")
+    if os.path.exists(path):
+        with open(path) as f:
+            return f.read().strip()
+    env = dict(os.environ, TIARRAY_NATIVE="0", TIARRAY_ARCH="cpu")
+    code = (
+        "import sys; from tiarray.operators._adapters import _native; sys.exit(_native._probe(sys.argv[1]))"
+    )
+    try:
+        r = subprocess.run(
+            [sys.executable, "-c", code, so],
+            capture_output=True,
+            text=True,
+            timeout=_PROBE_TIMEOUT,
+            env=env,
+            cwd=directory,  # never the caller's directory: its tiarray/ could shadow the package
+        )
+        if r.returncode == 0:
+            verdict = "ok"
+        else:
+            out = (r.stdout + r.stderr).strip().splitlines()
+            verdict = f"the check of {so} failed (exit status {r.returncode}): " + (
+                out[-1][:400] if out else "no output"
+            )
+    except subprocess.TimeoutExpired:
+        verdict = f"the check of {so} did not finish in {_PROBE_TIMEOUT:.0f} s"
+    fd, tmp = tempfile.mkstemp(dir=directory)
+    with os.fdopen(fd, "w") as f:
+        f.write(verdict + "\n")
+    os.replace(tmp, path)
+    return verdict
+
+
+def _sym(lib, name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = argtypes
+    return f
+
+
+def _open(so: str):
+    lib = ctypes.CDLL(so)
+    P, I, I64, D, U8P, U64P = (
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_double,
+        ctypes.POINTER(ctypes.c_uint8), ctypes.POINTER(ctypes.c_uint64),
+    )  # fmt: skip
+    _sym(lib, "tiarray_ffi_init", I, P, P, P, P, P, P, I, I, I64)
+    _sym(lib, "tiarray_ffi_enable", None, I)
+    _sym(lib, "tiarray_ffi_set_record", I, I64, I, I, I, U8P, U8P, I, I, D, D, I, I, ctypes.c_char, I, I64)
+    _sym(lib, "tiarray_ffi_set_variant", None, I64, I, P, P, P, U64P, U64P)
+    _sym(lib, "tiarray_ffi_ready", None, I64)
+    _sym(lib, "tiarray_ffi_clear", None)
+    _sym(lib, "tiarray_ffi_stats", None, ctypes.POINTER(ctypes.c_int64))
+    _sym(lib, "tiarray_ffi_probe_launch", None, P, P, P)
+    _sym(lib, "tiarray_ffi_probe_lock", None)
+    _sym(lib, "tiarray_ffi_probe_unlock", None)
+    return lib
+
+
+def _lock_spec(rlock):
+    """``(lock, acquire, release)``: the C lock inside tiarray's launch lock (a C ``_thread.RLock``:
+    ``{PyObject_HEAD; PyThread_type_lock rlock_lock; ...}`` up to Python 3.13) and CPython's
+    functions that take and release it without the GIL."""
+    if type(rlock).__module__ != "_thread":
+        raise RuntimeError(
+            f"tiarray's launch lock is a {type(rlock).__module__}.{type(rlock).__name__}, not _thread's"
+        )
+    if sys.version_info >= (3, 14):  # RLock holds a _PyRecursiveMutex there: not checked yet
+        raise RuntimeError(f"not checked on Python {sys.version_info[0]}.{sys.version_info[1]}")
+    api = ctypes.pythonapi
+    lock = ctypes.c_void_p.from_address(id(rlock) + object.__basicsize__).value
+    acquire = ctypes.cast(api.PyThread_acquire_lock, ctypes.c_void_p).value
+    release = ctypes.cast(api.PyThread_release_lock, ctypes.c_void_p).value
+    if not (lock and acquire and release):
+        raise RuntimeError("tiarray's launch lock has no C lock where CPython keeps it")
+    return lock, acquire, release
+
+
+def _check_lock(lib, rlock) -> None:
+    """The native lock must be the launch lock: held natively, Python cannot take it."""
+    lib.tiarray_ffi_probe_lock()
+    try:
+        got = rlock.acquire(blocking=False)
+        if got:
+            rlock.release()
+            raise RuntimeError("the native lock is not tiarray's launch lock")
+    finally:
+        lib.tiarray_ffi_probe_unlock()
+    if not rlock.acquire(blocking=False):
+        raise RuntimeError("tiarray's launch lock stayed taken after the native release")
+    rlock.release()
+
+
+def _init(lib, fallback_addr: int) -> None:
+    nl = _core.native_launch()
+    if nl is None:
+        raise RuntimeError(f"the {_core.ti.__name__} backend exports no native launch")
+    global _cpp
+    launch, _cpp = nl
+    rlock = _core.launch_lock
+    lock, acquire, release = _lock_spec(rlock)
+    major, minor = _xla_ffi.api_version()
+    lib.tiarray_ffi_init(
+        launch, fallback_addr, lock, acquire, release, ctypes.addressof(THRESHOLDS),
+        major, minor, _xla_ffi.error_create_offset(),
+    )  # fmt: skip
+    _check_lock(lib, rlock)
+
+
+def load(fallback) -> int:
+    """The native handler's address, with ``fallback`` (a ctypes XLA FFI handler, kept alive
+    by the caller) for the calls it hands to Python; 0 where it cannot run (:func:`status`)."""
+    global _lib, _handler_addr, _reason, _tried
+    with _lock:
+        if _tried:
+            return _handler_addr
+        _tried = True
+        try:
+            if _off_by_env():
+                raise RuntimeError("turned off (TIARRAY_NATIVE=0)")
+            if _core.native_launch() is None:
+                raise RuntimeError(f"the {_core.ti.__name__} backend exports no native launch")
+            if not sys.platform.startswith("linux") or ctypes.sizeof(ctypes.c_void_p) != 8:
+                raise RuntimeError(f"built for 64-bit Linux only, this is {sys.platform}")
+            compiler = _compiler()
+            if compiler is None:
+                raise RuntimeError("no C++ compiler (set CXX, or install g++ or clang++)")
+            directory = os.path.join(_cache_root(), "native-" + _tag(compiler))
+            so = _build(compiler, directory)
+            verdict = _verdict(directory, so)
+            if verdict != "ok":
+                raise RuntimeError(verdict)
+            lib = _open(so)
+            _init(lib, ctypes.cast(fallback, ctypes.c_void_p).value)
+            lib.tiarray_ffi_enable(1)
+            _core.on_finalize(clear)  # before Taichi frees the program the table points into
+            _lib = lib
+            _handler_addr = ctypes.cast(lib.tiarray_ffi_handler, ctypes.c_void_p).value
+            _reason = "native"
+        except Exception as e:  # unavailable: the Python handler takes every call
+            _reason = f"{type(e).__name__}: {e}"
+            _lib = None
+            _handler_addr = 0
+        return _handler_addr
+
+
+def set_enabled(on: bool) -> None:
+    """Let the native handler launch (True) or hand every call to Python (False)."""
+    if _lib is not None:
+        _lib.tiarray_ffi_enable(1 if on else 0)
+
+
+def stats() -> tuple:
+    """``(launches, misses, errors, serial)`` of the native handler since the process started:
+    its launches, calls it handed to Python after a reset, launches that failed, launches of
+    serial variants."""
+    if _lib is None:
+        return (0, 0, 0, 0)
+    out = (ctypes.c_int64 * 4)()
+    _lib.tiarray_ffi_stats(out)
+    return tuple(out)
+
+
+def clear() -> None:
+    """Forget every record's kernels and contexts (the program is going away)."""
+    if _lib is None:
+        return
+    with _core.launch_lock:
+        _lib.tiarray_ffi_clear()
+        _keep.clear()
+
+
+# ----------------------------------------------------------------------------- records
+
+
+def _kind(dtype) -> bytes:
+    k = dtype.kind
+    return b"f" if k not in ("b", "i", "u", "f", "c") else k.encode()
+
+
+def _rd(addr: int) -> int:
+    return ctypes.c_uint64.from_address(addr).value
+
+
+# Taichi 1.7's LaunchContextBuilder (taichi/program/launch_context_builder.h): kernel_,
+# owned_ctx_, ctx_, arg_buffer_, result_buffer_, ret_type_, arg_buffer_size, args_type,
+# result_buffer_size, then four unordered_maps keyed by std::vector<int> (libstdc++: 56 bytes
+# each; a node is {next, key (begin, end, capacity), value}); array_ptrs is the third.
+# launch_kernel copies array_ptrs[{arg, 1}] (an array's data pointer) into the argument
+# buffer at every launch; scalars are written into the argument buffer by set_arg_*.
+_OWNED_CTX, _CTX, _ARG_BUFFER, _ARG_BUFFER_SIZE, _ARRAY_PTRS = 8, 16, 24, 48, 184
+_DATA_PTR_POS = 1
+_MARK = 0x7E57_0000_0000  # marker pointers: set, read back, never launched with
+
+
+def _slots(ctx, spec, rec, serial) -> list:
+    """Where launch context ``ctx`` keeps each argument and result of ``rec``: the address of
+    an array's data pointer (its node in ``array_ptrs``), of a scalar's bytes (in the argument
+    buffer). Found by setting marker values through Taichi's own setters and finding them;
+    RuntimeError where anything is not as expected (then Python launches the record)."""
+    import numpy as np
+
+    c = _cpp(ctx)
+    owned, cctx, buf, size = (
+        _rd(c + _OWNED_CTX),
+        _rd(c + _CTX),
+        _rd(c + _ARG_BUFFER),
+        _rd(c + _ARG_BUFFER_SIZE),
+    )
+    if not (owned and owned == cctx and buf and _rd(cctx) == buf and 0 < size < (1 << 20)):
+        raise RuntimeError("the launch context's layout is not Taichi 1.7's")
+    n_in = len(rec.ins)
+    arrays = {}  # launch index -> position among the arguments and results
+    values = [None] * (n_in + len(rec.outs) + len(rec.scratch[serial]))
+    P_FLOAT, P_INT = _core.P_FLOAT, _core.P_INT
+    for i, k in enumerate(rec.ins):
+        kind, idx = spec.setters[i]
+        if k[0]:
+            arrays[tuple(idx)] = i
+            ctx.set_arg_external_array_with_shape(idx, _MARK + 64 * i, k[1], k[2], 0)
+    for j, (nb, shape) in enumerate(list(rec.outs) + list(rec.scratch[serial])):
+        idx = spec.setters[n_in + j][1]
+        arrays[tuple(idx)] = n_in + j
+        ctx.set_arg_external_array_with_shape(idx, _MARK + 64 * (n_in + j), nb, shape, 0)
+    node = _rd(c + _ARRAY_PTRS + 16)  # _M_before_begin._M_nxt
+    seen = 0
+    while node and seen < 4096:
+        seen += 1
+        b, e = _rd(node + 8), _rd(node + 16)
+        if 0 <= e - b <= 64 and (e - b) % 4 == 0:
+            key = tuple(np.frombuffer(ctypes.string_at(b, e - b), np.int32).tolist()) if e > b else ()
+            if key and key[-1] == _DATA_PTR_POS and key[:-1] in arrays:
+                pos = arrays[key[:-1]]
+                if _rd(node + 32) != _MARK + 64 * pos:
+                    raise RuntimeError("an array's data pointer is not where Taichi 1.7 keeps it")
+                values[pos] = node + 32
+        node = _rd(node)
+    if any(values[p] is None for p in arrays.values()):
+        raise RuntimeError("an array argument has no data pointer in the launch context")
+    for i, k in enumerate(rec.ins):
+        if k[0]:
+            continue
+        kind, idx = spec.setters[i]
+        setter = (
+            ctx.set_arg_float if kind == P_FLOAT else ctx.set_arg_int if kind == P_INT else ctx.set_arg_uint
+        )
+        dt = rec.scalar_dtypes[i]
+        offsets = []
+        marks = (0x3B, 0x5D) if dt.itemsize == 1 else (0x3E7B + i, 0x5EDB + i)
+        for mark in marks:  # two markers: the same single place must change
+            v = np.array(mark, dt)
+            setter(idx, v.item())
+            found = ctypes.string_at(buf, size)
+            at = [
+                o
+                for o in range(0, size - v.itemsize + 1, v.itemsize)
+                if found[o : o + v.itemsize] == v.tobytes()
+            ]
+            offsets.append(at)
+        common = set(offsets[0]) & set(offsets[1])  # held the first marker, then the second
+        if len(common) != 1:
+            # not found (the kernel's parameter has another type than JAX's scalar) or ambiguous
+            raise RuntimeError(f"scalar argument {i} ({dt}) is not stored as JAX passes it")
+        values[i] = buf + common.pop()
+    return values
+
+
+def register(rid: int, rec) -> bool:
+    """Describe record ``rid`` (a forward CPU call) to the native table; False where the
+    native handler cannot take it (then every call goes to Python)."""
+    if _lib is None or rid >= MAX_RECORDS:
+        return False
+    n_in = len(rec.ins)
+    n_out = len(rec.outs)
+    n_scratch = len(rec.scratch[False])
+    if len(rec.scratch[True]) != n_scratch or n_in + n_out + n_scratch > MAX_PARAMS:
+        return False
+    rule = None
+    if rec.decide is not None:
+        rule = getattr(rec.decide, "native_rule", None)
+        if rule is None:  # a decision only Python can make
+            return False
+    arg_array = (ctypes.c_uint8 * max(n_in, 1))(*[k[0] for k in rec.ins])
+    arg_size = (ctypes.c_uint8 * max(n_in, 1))(*[0 if k[0] else k[3] for k in rec.ins])
+    if rule is not None:
+        pre, work, index, slot = rule
+        if index >= 0:
+            sd = rec.res.in_sds[index]
+            kind, itemsize, count_n = _kind(sd.dtype), sd.dtype.itemsize, sd.size
+        else:
+            kind, itemsize, count_n = b"f", 0, 0
+    else:
+        pre = work = 0.0
+        index = slot = -1
+        kind, itemsize, count_n = b"f", 0, 0
+    variants = (False, True) if rule is not None else (rec.serial,)
+    prepared = []
+    try:
+        for serial in variants:
+            spec = rec.specs[serial] if rec.specs is not None else rec.spec
+            ctx = spec.t_kernel.make_launch_context()
+            slots = _slots(ctx, spec, rec, serial)
+            zero = [nb if z else 0 for (nb, _), z in zip(rec.outs, rec.zero)]
+            zero += [nb for nb, _ in rec.scratch[serial]]
+            prepared.append((serial, spec, ctx, slots, zero))
+    except Exception:  # not as expected (see _slots): Python launches this record
+        return False
+    prog = _cpp(_core.program())
+    with _core.launch_lock:
+        if _lib.tiarray_ffi_set_record(
+            rid, n_in, n_out + n_scratch, n_out, arg_array, arg_size, 1 if rule is not None else 0,
+            1 if rec.serial else 0, pre, work, index, slot, kind, itemsize, count_n,
+        ) != 0:  # fmt: skip
+            return False
+        for serial, spec, ctx, slots, zero in prepared:
+            sarr = (ctypes.c_uint64 * len(slots))(*slots)
+            zarr = (ctypes.c_uint64 * max(len(zero), 1))(*zero)
+            _lib.tiarray_ffi_set_variant(
+                rid, 1 if serial else 0, prog, _cpp(spec.compiled), _cpp(ctx), sarr, zarr
+            )
+        _keep[rid] = [(spec, ctx) for _, spec, ctx, _, _ in prepared]  # alive while the table holds them
+        _lib.tiarray_ffi_ready(rid)
+    return True
+
+
+# ----------------------------------------------------------------------------- the check
+
+
+def _probe(so: str) -> int:
+    """The check of a build, in its own process: 0 when the native handler launches right."""
+    import numpy as np
+
+    from .._operator import Operator, ShapeDtype
+
+    ti = _core.ti
+    lib = _open(so)
+
+    @ti.kernel
+    def _axpy(
+        a: ti.f32, x: ti.types.ndarray(ndim=1), y: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)
+    ):
+        for i in x:
+            out[i] = a * x[i] + y[i]
+
+    op = Operator("native_probe", kernel=_axpy, outs=lambda a, x, y: ShapeDtype(x.shape, x.dtype))
+    x = np.arange(37, dtype=np.float32)
+    y = np.ones(37, np.float32)
+    np.testing.assert_array_equal(op(2.0, x, y), 2 * x + 1)  # compiled through the usual path
+
+    @ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+    def no_fallback(frame):  # pragma: no cover - the launch probe makes no FFI call
+        return None
+
+    _init(lib, ctypes.cast(no_fallback, ctypes.c_void_p).value)
+    spec = next(iter(op._plans.values())).spec
+    ctx = spec.t_kernel.make_launch_context()
+    out = np.zeros(37, np.float32)
+    for (_kind, idx), v in zip(spec.setters, (3.0, x, y, out)):
+        if isinstance(v, float):
+            ctx.set_arg_float(idx, v)
+        else:
+            ctx.set_arg_external_array_with_shape(idx, v.ctypes.data, v.nbytes, v.shape, 0)
+    with _core.launch_lock:
+        lib.tiarray_ffi_probe_launch(_cpp(_core.program()), _cpp(spec.compiled), _cpp(ctx))
+    np.testing.assert_array_equal(out, 3 * x + 1)
+    print("native launch: ok", flush=True)
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None:
+        return 0
+    # end to end: this process's handler is the native one
+    global _lib, _handler_addr, _reason, _tried
+    os.environ["TIARRAY_NATIVE"] = "1"
+    _tried = False
+    real_verdict = globals()["_verdict"]
+    globals()["_verdict"] = lambda directory, so_: "ok"
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        f = jax.jit(lambda x, y: jax.lax.fori_loop(0, 50, lambda i, c: op(0.5, c, y), x))
+        xj, yj = jnp.asarray(x), jnp.asarray(y)
+        want = x.copy()
+        for _ in range(50):
+            want = 0.5 * want + 1
+        for _ in range(3):
+            np.testing.assert_allclose(np.asarray(f(xj, yj)), want, rtol=1e-6)
+    finally:
+        globals()["_verdict"] = real_verdict
+    if status() != "native" or stats()[0] < 1:
+        print(f"jax: the native handler did not launch: {status()}, stats {stats()}", flush=True)
+        return 3
+    print("jax: ok", flush=True)
+    return 0

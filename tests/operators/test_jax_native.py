@@ -1,0 +1,348 @@
+"""The native XLA FFI handler (operators/_adapters/_native.py, _ffi_cpu.cpp) under jax.jit.
+
+Each check runs the same jitted computation with the native handler and with the Python
+handler (``_native.set_enabled(False)``), compares both with a NumPy reference, and reads the
+native handler's counters to know which one launched. Hostile situations (a Taichi reset
+between calls, threads, no compiler, a failed check) run in subprocesses.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+from _operator_cases import _psum, axpy, axpy_ref, bump, bump_ref, psum, psum_fixed
+from tiarray.operators import _variant_rule
+from tiarray.operators._adapters import _native
+
+import tiarray as ta
+from tiarray._internal import ti
+
+pytestmark = pytest.mark.cpu_only("the native handler launches CPU kernels; CUDA calls take the Python one")
+nd = ti.types.ndarray
+TAICHI = ta.backend() == "taichi"
+HAVE_CXX = any(shutil.which(c) for c in (os.environ.get("CXX") or "c++", "g++", "clang++"))
+NATIVE_EXPECTED = (
+    TAICHI and HAVE_CXX and sys.platform.startswith("linux") and not os.environ.get("TIARRAY_DEBUG")
+)
+
+
+@ti.kernel
+def _scalars(a: ti.f64, k: ti.i32, u: ti.u32, b: ti.i64, x: nd(ndim=1), out: nd(ndim=1)):
+    for i in x:
+        out[i] = x[i] * a + ti.cast(k, ti.f64) - ti.cast(u, ti.f64) + ti.cast(b, ti.f64)
+
+
+scalars = ta.Operator(
+    "t_native_scalars", kernel=_scalars, outs=lambda a, k, u, b, x: ta.ShapeDtype(x.shape, x.dtype)
+)
+
+_RULE_SLOT = 3  # a threshold slot no library operator uses
+# the scratch product with a per-call variant the native handler evaluates: parallel when at
+# least THRESHOLDS[3] elements of x are nonzero
+psum_rule = ta.Operator(
+    "t_native_psum_rule",
+    kernel=_psum,
+    outs=lambda x: ta.ShapeDtype((2,), x.dtype),
+    scratch=lambda x, serial: ta.ShapeDtype((0 if serial else 4,), x.dtype),
+    policy=lambda x: _variant_rule.rule_decide(float("inf"), x.shape[0], 0, _RULE_SLOT),
+)
+
+
+def _run_both(f, *args):
+    """``f(*args)`` through the native handler, then through the Python one: (native result,
+    Python result, native launches during the first)."""
+    _native.set_enabled(True)
+    before = _native.stats()[0]
+    got = np.asarray(f(*args))
+    launched = _native.stats()[0] - before
+    _native.set_enabled(False)
+    try:
+        ref = np.asarray(f(*args))
+    finally:
+        _native.set_enabled(True)
+    return got, ref, launched
+
+
+@pytest.fixture
+def jnp(jax):
+    with jax.enable_x64(True):
+        yield jax.numpy
+
+
+def test_native_handler_status(jax, jnp):
+    f = jax.jit(lambda a, x, y: axpy(a, x, y))
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(f(np.float32(2), x, x)), axpy_ref(2, x, x))
+    if NATIVE_EXPECTED:
+        assert _native.status() == "native"
+    elif not TAICHI:
+        assert "exports no native launch" in _native.status()
+    else:
+        assert _native.status() != "native"
+
+
+needs_native = pytest.mark.skipif(not NATIVE_EXPECTED, reason="no native handler on this backend/machine")
+
+
+@needs_native
+def test_jitted_calls_launch_natively_and_agree(jax, jnp):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(100).astype(np.float32)
+    y = rng.standard_normal(100).astype(np.float32)
+    f = jax.jit(lambda a, x, y: axpy(a, x, y))
+    for a in (2.0, -0.5, 2.0):  # a scalar that changes: written into the context each call
+        got, ref, launched = _run_both(f, np.float32(a), x, y)
+        assert launched == 1
+        np.testing.assert_array_equal(got, ref)
+        np.testing.assert_array_equal(got, axpy_ref(a, x, y))
+    # a loop: one native launch per step
+    g = jax.jit(lambda x: jax.lax.fori_loop(0, 100, lambda i, c: axpy(np.float32(0.5), c, y), x))
+    got, ref, launched = _run_both(g, x)
+    assert launched == 100
+    np.testing.assert_array_equal(got, ref)
+    want = x.copy()
+    for _ in range(100):
+        want = axpy_ref(0.5, want, y)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "a, k, u, b",
+    [
+        (1.5, -3, 7, 1 << 40),
+        (float("nan"), 0, 0, 0),
+        (-0.0, 2**31 - 1, 2**32 - 1, -(1 << 62)),
+        (float("inf"), -1, 1, -1),
+    ],
+)
+def test_scalars_of_every_kind_are_written_bit_for_bit(jax, jnp, a, k, u, b):
+    x = np.linspace(-2, 2, 33)
+    f = jax.jit(lambda a, k, u, b, x: scalars(a, k, u, b, x))
+    args = (np.float64(a), np.int32(k), np.uint32(u), np.int64(b), x)
+    got, ref, launched = _run_both(f, *args)
+    assert launched == 1
+    np.testing.assert_array_equal(got, ref)  # NaN where NaN, -0.0 signs kept
+    want = x * a + float(k) - float(u) + float(b)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@needs_native
+def test_aliased_outputs_and_scratch_results(jax, jnp):
+    w = np.arange(10.0)
+    idx = np.array([1, 4, 7], np.int32)
+    v = np.array([0.5, -1.0, 2.0])
+    f = jax.jit(lambda w, idx, v: bump(w, idx, v))
+    got, ref, launched = _run_both(f, w, idx, v)
+    assert launched == 1
+    np.testing.assert_array_equal(got, ref)
+    np.testing.assert_array_equal(got, bump_ref(w, idx, v))
+    x = np.arange(1.0, 41.0)
+    for mode, parts in (("serial", 0), ("parallel", 3)):
+        g = jax.jit(lambda x, mode=mode: psum_fixed(x, mode=mode))
+        for _ in range(2):  # scratch is zero-filled before every launch
+            got, ref, launched = _run_both(g, x)
+            assert launched == 1
+            np.testing.assert_array_equal(got, ref)
+            np.testing.assert_array_equal(got, [x.sum(), parts])
+
+
+@needs_native
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_variant_rule_is_evaluated_per_call_as_python_does(jax, jnp, dtype):
+    x = np.zeros(64, dtype)
+    f = jax.jit(lambda x: psum_rule(x))
+    old = _variant_rule.THRESHOLDS[_RULE_SLOT]
+    cases = [(0, 0, 0), (16, 15, 0), (16, 16, 0), (16, 15, 1), (16, 64, 0), (1 << 40, 64, 0), (-1, 3, 0)]
+    try:
+        for thr, nonzero, nans in cases:
+            _variant_rule.THRESHOLDS[_RULE_SLOT] = thr
+            x[:] = -0.0  # negative zeros are zeros
+            x[:nonzero] = np.arange(1, nonzero + 1)
+            x[nonzero : nonzero + nans] = np.nan  # NaN is not
+            s0 = _native.stats()
+            got = np.asarray(f(x))
+            s1 = _native.stats()
+            assert s1[0] - s0[0] == 1
+            native_serial = s1[3] - s0[3] == 1
+            python = psum_rule._resolve(((getattr(ta, dtype), x.shape),), ()).decide([x]) == "serial"
+            assert python == (nonzero + nans < thr)  # the rule: serial below thr nonzero elements
+            assert native_serial == python, (thr, nonzero, nans)
+            assert got[1] == (0 if python else 4)
+            np.testing.assert_allclose(got[0], x.astype(np.float64).sum(), rtol=1e-6)
+    finally:
+        _variant_rule.THRESHOLDS[_RULE_SLOT] = old
+
+
+@needs_native
+def test_python_only_policies_keep_the_python_handler(jax, jnp):
+    # psum's policy is a plain Python callable: the native handler hands its calls to Python
+    x = np.arange(1.0, 21.0)
+    f = jax.jit(lambda x: psum(x))
+    got, ref, launched = _run_both(f, x)
+    assert launched == 0
+    np.testing.assert_array_equal(got, ref)
+    np.testing.assert_array_equal(got, [x.sum(), 4])
+
+
+@needs_native
+def test_sparse_products_in_a_scan(jax, jnp):
+    import tiarray.operators.sparse as sp
+
+    rng = np.random.default_rng(3)
+    m = n = 300
+    dense = (rng.random((m, n)) < 0.05) * rng.standard_normal((m, n)).astype(np.float32)
+    w, idx, ptr = (np.asarray(a) for a in sp.csr_from_dense(dense.astype(np.float32)))
+    spikes = rng.random((20, m)) < 0.1
+
+    def step(c, s):
+        y = sp.event_csrmv(w, idx, ptr, s, shape=(m, n), transpose=True)
+        return c + y, y
+
+    f = jax.jit(lambda S: jax.lax.scan(step, jnp.zeros(n, jnp.float32), S)[1])
+    got, ref, launched = _run_both(f, spikes)
+    assert launched == 20
+    np.testing.assert_array_equal(got, ref)
+    np.testing.assert_allclose(got, spikes.astype(np.float32) @ dense, rtol=1e-5, atol=1e-5)
+
+
+@needs_native
+def test_threads_share_the_launch_lock(jax, jnp):
+    # XLA's threads launch natively while other threads launch from Python (eager NumPy calls)
+    x = np.arange(64, dtype=np.float32)
+    f = jax.jit(lambda x: jax.lax.fori_loop(0, 50, lambda i, c: axpy(np.float32(1.0), c, x), x))
+    want = x.copy()
+    for _ in range(50):
+        want = want + x
+    errors = []
+
+    def jitted():
+        try:
+            for _ in range(20):
+                np.testing.assert_array_equal(np.asarray(f(x)), want)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    def eager():
+        try:
+            for _ in range(300):
+                np.testing.assert_array_equal(axpy(2.0, x, x), axpy_ref(2.0, x, x))
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    ts = [threading.Thread(target=jitted) for _ in range(3)] + [
+        threading.Thread(target=eager) for _ in range(2)
+    ]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+
+
+def _script(body: str, **env) -> subprocess.CompletedProcess:
+    code = textwrap.dedent(
+        """
+        import numpy as np, jax, jax.numpy as jnp
+        import tiarray as ta
+        from tiarray._internal import ti
+        from tiarray.operators._adapters import _native
+        from _operator_cases import axpy, axpy_ref
+        x = np.arange(16, dtype=np.float32)
+        f = jax.jit(lambda a, x: axpy(a, x, x))
+        """
+    ) + textwrap.dedent(body)
+    # run from tests/ (its helpers import from there; the checkout's tiarray/ must not shadow
+    # the installed package, as it would from the repository root)
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    e = dict(os.environ, **env)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=600, cwd=tests
+    )
+
+
+@needs_native
+def test_a_taichi_reset_between_calls(jax):
+    r = _script(
+        """
+        np.testing.assert_array_equal(np.asarray(f(np.float32(2), x)), 3 * x)
+        assert _native.stats()[0] == 1, _native.stats()
+        ti.reset()  # the program the native table points into is gone
+        np.testing.assert_array_equal(np.asarray(f(np.float32(3), x)), 4 * x)
+        ti.reset()
+        ti.init(arch=ti.cpu)  # the user's own program
+        before = _native.stats()[0]
+        for k in range(3):  # the first call prepares the new program's launch in Python
+            np.testing.assert_array_equal(np.asarray(f(np.float32(k), x)), (k + 1) * x)
+        print("launches", _native.stats()[0] - before)
+        """
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert int(r.stdout.split("launches")[-1]) == 2  # natively again after the reset
+
+
+@pytest.mark.parametrize(
+    "env, reason",
+    [
+        ({"TIARRAY_NATIVE": "0"}, "turned off (TIARRAY_NATIVE=0)"),
+        ({"CXX": "/nonexistent/c++", "PATH": "/nonexistent"}, "no C++ compiler"),
+    ],
+)
+def test_without_the_native_handler_python_launches(jax, tmp_path, env, reason):
+    r = _script(
+        """
+        for k in range(3):
+            np.testing.assert_array_equal(np.asarray(f(np.float32(k), x)), (k + 1) * x)
+        print("status:", _native.status(), _native.stats())
+        """,
+        TIARRAY_CACHE_DIR=str(tmp_path),
+        **env,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    if TAICHI:
+        assert reason in r.stdout, r.stdout
+    assert "(0, 0, 0, 0)" in r.stdout
+
+
+@needs_native
+def test_a_failed_check_is_remembered_and_python_launches(jax, tmp_path):
+    # the verdict of a build's check is kept beside it: a failed one turns the handler off
+    compiler = _native._compiler()
+    d = tmp_path / ("native-" + _native._tag(compiler))
+    d.mkdir()
+    (d / "ffi_cpu.so").write_bytes(b"not a library")
+    (d / "verdict").write_text("the check of it failed (exit status -11): Segmentation fault\n")
+    r = _script(
+        """
+        np.testing.assert_array_equal(np.asarray(f(np.float32(1), x)), 2 * x)
+        print("status:", _native.status())
+        """,
+        TIARRAY_CACHE_DIR=str(tmp_path),
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "status: RuntimeError: the check of it failed (exit status -11)" in r.stdout
+
+
+@needs_native
+def test_a_build_that_fails_its_check_is_never_used(jax, tmp_path):
+    # a build whose check fails (here: not a library at all) gets a failed verdict
+    compiler = _native._compiler()
+    d = tmp_path / ("native-" + _native._tag(compiler))
+    d.mkdir()
+    (d / "ffi_cpu.so").write_bytes(b"not a library")
+    r = _script(
+        """
+        np.testing.assert_array_equal(np.asarray(f(np.float32(1), x)), 2 * x)
+        print("status:", _native.status())
+        """,
+        TIARRAY_CACHE_DIR=str(tmp_path),
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "status: RuntimeError: the check of" in r.stdout and "failed" in r.stdout, r.stdout
+    assert "failed" in (d / "verdict").read_text()
