@@ -45,6 +45,7 @@ SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ffi_cpu.cpp"
 MAX_PARAMS = 64  # kMaxParams
 MAX_RECORDS = 1 << 16  # kMaxRecords
 _PROBE_TIMEOUT = 300.0
+_FLAGS = ("-O3", "-std=c++17", "-shared", "-fPIC", "-pthread")
 
 _lock = threading.Lock()
 _lib = None
@@ -85,7 +86,7 @@ def _tag(compiler: str) -> str:
     h = hashlib.sha256()
     with open(SOURCE, "rb") as f:
         h.update(f.read())
-    for part in (compiler, sys.version, platform.machine(), platform.system(), _core.ti.__version__):
+    for part in (compiler, _FLAGS, sys.version, platform.machine(), platform.system(), _core.ti.__version__):
         h.update(repr(part).encode())
     return h.hexdigest()[:16]
 
@@ -98,7 +99,7 @@ def _build(compiler: str, directory: str) -> str:
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=directory)
     os.close(fd)
-    cmd = [compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-pthread", "-o", tmp, SOURCE]
+    cmd = [compiler, *_FLAGS, "-o", tmp, SOURCE]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if r.returncode != 0:
