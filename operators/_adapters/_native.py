@@ -44,7 +44,7 @@ __all__ = ["status", "load", "register", "clear", "stats", "set_enabled"]
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ffi_cpu.cpp")
 MAX_PARAMS = 64  # kMaxParams
 MAX_RECORDS = 1 << 16  # kMaxRecords
-_PROBE_TIMEOUT = 300.0
+_PROBE_TIMEOUT = 120.0  # the check takes a few seconds; JAX's first CPU lowering waits for it
 _FLAGS = ("-O3", "-std=c++17", "-shared", "-fPIC", "-pthread")
 
 _lock = threading.Lock()
@@ -66,11 +66,15 @@ def _off_by_env() -> bool:
 
 
 def _compiler():
-    for c in (os.environ.get("CXX"), "c++", "g++", "clang++"):
-        if c:
-            path = shutil.which(c)
-            if path:
-                return path
+    """The C++ compiler: ``$CXX`` where set (None if it is not found), else the first of
+    ``c++``, ``g++``, ``clang++`` on the PATH."""
+    cxx = os.environ.get("CXX")
+    if cxx:
+        return shutil.which(cxx)
+    for c in ("c++", "g++", "clang++"):
+        path = shutil.which(c)
+        if path:
+            return path
     return None
 
 
@@ -92,11 +96,8 @@ def _tag(compiler: str) -> str:
 
 
 def _build(compiler: str, directory: str) -> str:
-    """The compiled library in ``directory`` (compiled now if missing); RuntimeError if it fails."""
+    """Compile the library into ``directory``; RuntimeError if the compiler fails."""
     so = os.path.join(directory, "ffi_cpu.so")
-    if os.path.exists(so):
-        return so
-    os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=directory)
     os.close(fd)
     cmd = [compiler, *_FLAGS, "-o", tmp, SOURCE]
@@ -104,19 +105,15 @@ def _build(compiler: str, directory: str) -> str:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed: {(r.stderr or r.stdout).strip()[-600:]}")
-        os.replace(tmp, so)  # atomic: another process may build the same file at once
+        os.replace(tmp, so)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return so
 
 
-def _verdict(directory: str, so: str) -> str:
-    """'ok', or why the library must not be used: the check's result, run once per build."""
-    path = os.path.join(directory, "verdict")
-    if os.path.exists(path):
-        with open(path) as f:
-            return f.read().strip()
+def _check(so: str) -> str:
+    """'ok', or why the library must not be used: :func:`_probe` in a subprocess."""
     env = dict(os.environ, TIARRAY_NATIVE="0", TIARRAY_ARCH="cpu")
     code = (
         "import sys; from tiarray.operators._adapters import _native; sys.exit(_native._probe(sys.argv[1]))"
@@ -128,22 +125,42 @@ def _verdict(directory: str, so: str) -> str:
             text=True,
             timeout=_PROBE_TIMEOUT,
             env=env,
-            cwd=directory,  # never the caller's directory: its tiarray/ could shadow the package
+            cwd=os.path.dirname(so),  # not the caller's directory: its tiarray/ could shadow the package
         )
-        if r.returncode == 0:
-            verdict = "ok"
-        else:
-            out = (r.stdout + r.stderr).strip().splitlines()
-            verdict = f"the check of {so} failed (exit status {r.returncode}): " + (
-                out[-1][:400] if out else "no output"
-            )
     except subprocess.TimeoutExpired:
-        verdict = f"the check of {so} did not finish in {_PROBE_TIMEOUT:.0f} s"
-    fd, tmp = tempfile.mkstemp(dir=directory)
-    with os.fdopen(fd, "w") as f:
-        f.write(verdict + "\n")
-    os.replace(tmp, path)
-    return verdict
+        return f"the check of {so} did not finish in {_PROBE_TIMEOUT:.0f} s"
+    if r.returncode == 0:
+        return "ok"
+    out = (r.stdout + r.stderr).strip().splitlines()
+    return f"the check of {so} failed (exit status {r.returncode}): " + (
+        out[-1][:400] if out else "no output"
+    )
+
+
+def _prepared(compiler: str, directory: str) -> tuple:
+    """``(library, verdict)``: built and checked once per directory, whatever the number of
+    processes asking at once (the first builds and checks under a file lock; the others wait
+    and read its verdict). A failed build or check is remembered too: its verdict says why."""
+    import fcntl
+
+    os.makedirs(directory, exist_ok=True)
+    so = os.path.join(directory, "ffi_cpu.so")
+    path = os.path.join(directory, "verdict")
+    with open(os.path.join(directory, "lock"), "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        if os.path.exists(path):
+            with open(path) as f:
+                return so, f.read().strip()
+        try:
+            _build(compiler, directory)
+            verdict = _check(so)
+        except Exception as e:
+            verdict = f"the build failed: {type(e).__name__}: {e}"
+        fd, tmp = tempfile.mkstemp(dir=directory)
+        with os.fdopen(fd, "w") as f:
+            f.write(verdict + "\n")
+        os.replace(tmp, path)
+    return so, verdict
 
 
 def _sym(lib, name, restype, *argtypes):
@@ -239,10 +256,12 @@ def load(fallback) -> int:
                 raise RuntimeError(f"built for 64-bit Linux only, this is {sys.platform}")
             compiler = _compiler()
             if compiler is None:
-                raise RuntimeError("no C++ compiler (set CXX, or install g++ or clang++)")
-            directory = os.path.join(_cache_root(), "native-" + _tag(compiler))
-            so = _build(compiler, directory)
-            verdict = _verdict(directory, so)
+                cxx = os.environ.get("CXX")
+                raise RuntimeError(
+                    f"no C++ compiler (CXX={cxx!r} is not found)" if cxx else
+                    "no C++ compiler (set CXX, or install g++ or clang++)"
+                )  # fmt: skip
+            so, verdict = _prepared(compiler, os.path.join(_cache_root(), "native-" + _tag(compiler)))
             if verdict != "ok":
                 raise RuntimeError(verdict)
             lib = _open(so)
@@ -487,8 +506,8 @@ def _probe(so: str) -> int:
     global _lib, _handler_addr, _reason, _tried
     os.environ["TIARRAY_NATIVE"] = "1"
     _tried = False
-    real_verdict = globals()["_verdict"]
-    globals()["_verdict"] = lambda directory, so_: "ok"
+    real_prepared = globals()["_prepared"]
+    globals()["_prepared"] = lambda compiler, directory: (so, "ok")
     try:
         import jax
         import jax.numpy as jnp
@@ -501,7 +520,7 @@ def _probe(so: str) -> int:
         for _ in range(3):
             np.testing.assert_allclose(np.asarray(f(xj, yj)), want, rtol=1e-6)
     finally:
-        globals()["_verdict"] = real_verdict
+        globals()["_prepared"] = real_prepared
     if status() != "native" or stats()[0] < 1:
         print(f"jax: the native handler did not launch: {status()}, stats {stats()}", flush=True)
         return 3
