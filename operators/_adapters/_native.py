@@ -114,7 +114,8 @@ def _build(compiler: str, directory: str) -> str:
 
 def _check(so: str) -> str:
     """'ok', or why the library must not be used: :func:`_probe` in a subprocess."""
-    env = dict(os.environ, TIARRAY_NATIVE="0", TIARRAY_ARCH="cpu")
+    # the CPU handler is checked on the CPU, also where JAX would default to a GPU
+    env = dict(os.environ, TIARRAY_NATIVE="0", TIARRAY_ARCH="cpu", JAX_PLATFORMS="cpu")
     code = (
         "import sys; from tiarray.operators._adapters import _native; sys.exit(_native._probe(sys.argv[1]))"
     )
