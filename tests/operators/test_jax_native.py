@@ -134,6 +134,19 @@ def test_scalars_of_every_kind_are_written_bit_for_bit(jax, jnp, a, k, u, b):
 
 
 @needs_native
+def test_a_scalar_of_another_type_is_converted_before_the_call(jax, jnp):
+    # axpy's alpha is ti.f32: a float64 scalar (x64 on) reaches the custom call as float32
+    # (the adapter converts it, as Taichi's setter would), so the bytes the native handler
+    # copies are the kernel's type
+    x = np.arange(8, dtype=np.float32)
+    f = jax.jit(lambda a, x: axpy(a, x, x))
+    got, ref, launched = _run_both(f, np.float64(1.0 / 3.0), x)
+    assert launched == 1
+    np.testing.assert_array_equal(got, ref)
+    np.testing.assert_array_equal(got, axpy_ref(np.float32(1.0 / 3.0), x, x))
+
+
+@needs_native
 def test_aliased_outputs_and_scratch_results(jax, jnp):
     w = np.arange(10.0)
     idx = np.array([1, 4, 7], np.int32)
