@@ -231,6 +231,12 @@ def init(arch: str | None = None, *, backend: str | None = None, **kwargs) -> De
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 _backend.start(name, **kwargs)
+                # Taichi builds its root SNode tree on the thread that compiles first, and
+                # asserts that it is the thread that started the program: build it now, on
+                # this one, so that the first kernel may compile on any thread (another
+                # thread's eager call, XLA's workers; it failed with Taichi's assertion
+                # "add_struct_module ... main_thread_id_" when tiarray started from a thread)
+                _backend.materialize()
         finally:
             # ti.init turns on flush-to-zero/denormals-are-zero on the calling thread, which
             # would silently change NumPy's (and everyone's) results in this process.

@@ -143,3 +143,24 @@ def test_taichi_init_does_not_flush_subnormals_for_numpy():
     )
     assert r.returncode == 0, r.stderr
     assert "SUBNORMAL True True" in r.stdout
+
+
+def test_started_on_one_thread_compiles_on_another():
+    # Taichi builds its root SNode tree on the first compiling thread and asserts it is the
+    # thread that started the program: tiarray builds it when it starts Taichi, so that the
+    # first kernel may compile on any thread (it raised Taichi's "add_struct_module ...
+    # main_thread_id_" assertion when tiarray was started from a worker thread)
+    r = run(
+        """
+        import threading, numpy as np, tiarray as ta
+        t = threading.Thread(target=ta.init)
+        t.start(); t.join()
+        print("OK", np.asarray(ta.full(4, 2.0) * 3).tolist())
+        out = []
+        t = threading.Thread(target=lambda: out.append(np.asarray(ta.arange(3.0) + 1).tolist()))
+        t.start(); t.join()
+        print("THREAD", out)
+        """
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "OK [6.0, 6.0, 6.0, 6.0]" in r.stdout and "THREAD [[1.0, 2.0, 3.0]]" in r.stdout, r.stdout
