@@ -8,11 +8,12 @@ so that calls under ``jax.jit`` keep their per-call decision without entering Py
     serial   if pre < threshold
     else     serial if work * f < threshold, parallel otherwise
 
-where ``f`` is the fraction of nonzero elements of input ``index`` (as ``np.count_nonzero``
-counts: ``-0.0`` is zero, NaN is not; ``f = 1`` when ``index`` is -1) and ``threshold`` is
-``THRESHOLDS[slot]``, read at each decision (native memory, so that changing it takes effect
-in compiled functions too). Other ``decide`` callables keep working: calls with them take
-the Python path.
+where ``f`` is, with ``by="fraction"``, the fraction of nonzero elements of input ``index``
+(as ``np.count_nonzero`` counts: ``-0.0`` is zero, NaN is not), with ``by="value"`` the value
+of the integer input ``index`` (a count; negative counts as 0), and ``f = 1`` when ``index``
+is -1; ``threshold`` is ``THRESHOLDS[slot]``, read at each decision (native memory, so that
+changing it takes effect in compiled functions too). Other ``decide`` callables keep
+working: calls with them take the Python path.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ __all__ = ["THRESHOLDS", "rule_decide"]
 THRESHOLDS = (ctypes.c_int64 * 4)()
 
 
-def rule_decide(pre: float, work: float, index: int, slot: int):
+def rule_decide(pre: float, work: float, index: int, slot: int, by: str = "fraction"):
     """A ``decide(host_inputs)`` for the rule above, carrying it as ``decide.native_rule``."""
     pre = float(pre)
     work = float(work)
     index = int(index)
     slot = int(slot)
+    if by not in ("fraction", "value"):
+        raise ValueError(f"rule_decide(): argument 'by' must be 'fraction' or 'value', got {by!r}")
     thresholds = THRESHOLDS
 
     def decide(h):
@@ -42,9 +45,12 @@ def rule_decide(pre: float, work: float, index: int, slot: int):
         w = work
         if index >= 0:
             x = h[index]
-            n = x.size
-            w = work * (np.count_nonzero(x) / n if n else 0.0)
+            if by == "value":
+                w = work * max(int(x), 0)
+            else:
+                n = x.size
+                w = work * (np.count_nonzero(x) / n if n else 0.0)
         return "serial" if w < thr else "parallel"
 
-    decide.native_rule = (pre, work, index, slot)
+    decide.native_rule = (pre, work, index, slot, by)
     return decide

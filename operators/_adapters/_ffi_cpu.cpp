@@ -57,9 +57,10 @@ struct Record {
   int has_rule;
   int fixed_serial;  // the variant without a rule (1 serial)
   double pre, work;
-  int index;  // -1: no counting
-  int which;  // threshold index
-  char kind;  // the counted argument's dtype kind: b i u f c
+  int index;     // -1: no counting
+  int by_value;  // 0: the nonzero fraction of argument `index`; 1: its value (an integer count)
+  int which;     // threshold index
+  char kind;     // the argument's dtype kind: b i u f c
   int itemsize;
   int64_t count_n;  // its elements
   Variant v[2];  // [0] parallel, [1] serial
@@ -127,6 +128,24 @@ int64_t count_nonzero(uint64_t p, char kind, int itemsize, int64_t n) {
   return c;
 }
 
+// An integer count (a 0-d argument of kind i or u), negative counts as 0.
+int64_t read_count(uint64_t p, char kind, int itemsize) {
+  int64_t v;
+  if (kind == 'u') {
+    uint64_t u = itemsize == 1 ? *reinterpret_cast<const uint8_t *>(p)
+                 : itemsize == 2 ? *reinterpret_cast<const uint16_t *>(p)
+                 : itemsize == 4 ? *reinterpret_cast<const uint32_t *>(p)
+                                 : rd64(p);
+    v = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+  } else {
+    v = itemsize == 1 ? *reinterpret_cast<const int8_t *>(p)
+        : itemsize == 2 ? *reinterpret_cast<const int16_t *>(p)
+        : itemsize == 4 ? *reinterpret_cast<const int32_t *>(p)
+                        : (int64_t)rd64(p);
+  }
+  return v < 0 ? 0 : v;
+}
+
 int choose_serial(const Record *r, const uint64_t *args) {
   if (!r->has_rule) return r->fixed_serial;
   const double thr = (double)g_thresholds[r->which];
@@ -134,10 +153,14 @@ int choose_serial(const Record *r, const uint64_t *args) {
   double w = r->work;
   if (r->index >= 0) {
     const uint64_t data = rd64(args[r->index] + 24);
-    const double frac = r->count_n ? (double)count_nonzero(data, r->kind, r->itemsize, r->count_n) /
-                                         (double)r->count_n
-                                   : 0.0;
-    w = r->work * frac;
+    if (r->by_value) {
+      w = r->work * (double)read_count(data, r->kind, r->itemsize);
+    } else {
+      const double frac = r->count_n ? (double)count_nonzero(data, r->kind, r->itemsize, r->count_n) /
+                                           (double)r->count_n
+                                     : 0.0;
+      w = r->work * frac;
+    }
   }
   return w < thr ? 1 : 0;
 }
@@ -247,8 +270,8 @@ void tiarray_ffi_enable(int on) { g_enabled.store(on); }
 // cannot be handled natively (too many parameters).
 int tiarray_ffi_set_record(int64_t rid, int n_args, int n_rets, int n_scratch_from,
                            const uint8_t *arg_array, const uint8_t *arg_size, int has_rule,
-                           int fixed_serial, double pre, double work, int index, int which, char kind,
-                           int itemsize, int64_t count_n) {
+                           int fixed_serial, double pre, double work, int index, int by_value, int which,
+                           char kind, int itemsize, int64_t count_n) {
   if (rid < 0 || rid >= kMaxRecords || n_args + n_rets > kMaxParams) return -1;
   Record *r = g_records[rid].load();
   if (r == nullptr) {
@@ -267,6 +290,7 @@ int tiarray_ffi_set_record(int64_t rid, int n_args, int n_rets, int n_scratch_fr
   r->pre = pre;
   r->work = work;
   r->index = index;
+  r->by_value = by_value;
   r->which = which;
   r->kind = kind;
   r->itemsize = itemsize;

@@ -179,7 +179,7 @@ def _open(so: str):
     )  # fmt: skip
     _sym(lib, "tiarray_ffi_init", I, P, P, P, P, P, P, I, I, I64)
     _sym(lib, "tiarray_ffi_enable", None, I)
-    _sym(lib, "tiarray_ffi_set_record", I, I64, I, I, I, U8P, U8P, I, I, D, D, I, I, ctypes.c_char, I, I64)
+    _sym(lib, "tiarray_ffi_set_record", I, I64, I, I, I, U8P, U8P, I, I, D, D, I, I, I, ctypes.c_char, I, I64)
     _sym(lib, "tiarray_ffi_set_variant", None, I64, I, P, P, P, U64P, U64P)
     _sym(lib, "tiarray_ffi_ready", None, I64)
     _sym(lib, "tiarray_ffi_clear", None)
@@ -417,11 +417,15 @@ def register(rid: int, rec) -> bool:
             return False
     arg_array = (ctypes.c_uint8 * max(n_in, 1))(*[k[0] for k in rec.ins])
     arg_size = (ctypes.c_uint8 * max(n_in, 1))(*[0 if k[0] else k[3] for k in rec.ins])
+    by_value = 0
     if rule is not None:
-        pre, work, index, slot = rule
+        pre, work, index, slot, by = rule
+        by_value = 1 if by == "value" else 0
         if index >= 0:
             sd = rec.res.in_sds[index]
             kind, itemsize, count_n = _kind(sd.dtype), sd.dtype.itemsize, sd.size
+            if by_value and (kind not in (b"i", b"u") or count_n != 1):
+                return False  # a count that is not one integer: Python decides
         else:
             kind, itemsize, count_n = b"f", 0, 0
     else:
@@ -444,7 +448,7 @@ def register(rid: int, rec) -> bool:
     with _core.launch_lock:
         if _lib.tiarray_ffi_set_record(
             rid, n_in, n_out + n_scratch, n_out, arg_array, arg_size, 1 if rule is not None else 0,
-            1 if rec.serial else 0, pre, work, index, slot, kind, itemsize, count_n,
+            1 if rec.serial else 0, pre, work, index, by_value, slot, kind, itemsize, count_n,
         ) != 0:  # fmt: skip
             return False
         for serial, spec, ctx, slots, zero in prepared:

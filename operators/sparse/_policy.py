@@ -180,11 +180,7 @@ def indexed_policy(i_ids: int):
 
     def policy(*inputs, shape):
         per_row = inputs[1].shape[0] / max(shape[0], 1)
-
-        def decide(h):
-            return _mode(per_row * max(int(h[i_ids + 1]), 0) < THRESHOLDS[SCATTER])
-
-        return decide
+        return rule_decide(_INF, per_row, i_ids + 1, SCATTER, by="value")
 
     return policy
 

@@ -226,6 +226,38 @@ def test_sparse_products_in_a_scan(jax, jnp):
 
 
 @needs_native
+def test_spike_index_products_decide_natively_by_their_count(jax, jnp):
+    # event_csrmv_indexed's policy is a rule on the value of its `count` input
+    import tiarray.operators.sparse as sp
+    from tiarray.operators.sparse import _policy
+
+    rng = np.random.default_rng(4)
+    m = n = 200
+    dense = ((rng.random((m, n)) < 0.1) * rng.standard_normal((m, n))).astype(np.float32)
+    w, idx, ptr = (np.asarray(a) for a in sp.csr_from_dense(dense))
+    f = jax.jit(lambda ids, count: sp.event_csrmv_indexed(w, idx, ptr, ids, count, shape=(m, n)))
+    per_row = idx.shape[0] / m
+    old = _policy.set_thresholds()
+    try:
+        for thr, count in ((0, 5), (1 << 40, 5), (int(per_row * 20), 19), (int(per_row * 20), 25), (10, -3)):
+            _policy.set_thresholds(scatter=thr)
+            ids = np.zeros(m, np.int32)
+            ids[: max(count, 0)] = rng.choice(m, max(count, 0), replace=False)
+            s0 = _native.stats()
+            got, ref, launched = _run_both(f, ids, np.int32(count))
+            s1 = _native.stats()
+            assert launched == 1
+            np.testing.assert_array_equal(got, ref)
+            e = np.zeros(m, np.float32)
+            e[ids[: max(count, 0)]] = 1
+            np.testing.assert_allclose(got, e @ dense, rtol=1e-5, atol=1e-5)
+            python_serial = per_row * max(count, 0) < thr
+            assert (s1[3] - s0[3] == 1) == python_serial, (thr, count)
+    finally:
+        _policy.set_thresholds(**old)
+
+
+@needs_native
 def test_threads_share_the_launch_lock(jax, jnp):
     # XLA's threads launch natively while other threads launch from Python (eager NumPy calls)
     x = np.arange(64, dtype=np.float32)
