@@ -211,6 +211,8 @@ def _lock_spec(rlock):
 
 def _check_lock(lib, rlock) -> None:
     """The native lock must be the launch lock: held natively, Python cannot take it."""
+    if rlock._is_owned():  # taking its C lock natively now would wait for ourselves
+        raise RuntimeError("loaded while this thread holds tiarray's launch lock")
     lib.tiarray_ffi_probe_lock()
     try:
         got = rlock.acquire(blocking=False)
