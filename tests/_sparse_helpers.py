@@ -11,6 +11,9 @@ os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 
 import numpy as np  # noqa: E402
 
+# Taichi computes on CUDA in this run (``TIARRAY_ARCH=cuda``, as tests/conftest.py reads it)
+TAICHI_ON_CUDA = os.environ.get("TIARRAY_ARCH", "").strip().lower() in ("cuda", "gpu")
+
 
 def stable_rng(*key) -> np.random.Generator:
     """A generator seeded from ``key``'s repr: the same in every process (``hash()`` of strings

@@ -261,7 +261,8 @@ class _Spec:
     only the arguments whose value changed since the previous launch: each
     ``set_arg_*`` call costs about 1 us, a new context another 1 us, and a caller that
     launches on the same inputs again (a jitted JAX function, a training loop) pays only
-    for what changed. Reverse-mode launches (``grads``) use a fresh context.
+    for what changed; on the CPU only (see ``reuse_contexts``). Reverse-mode launches
+    (``grads``) use a fresh context.
     """
 
     __slots__ = ("t_kernel", "compiled", "run", "setters", "_ctx", "_last", "label", "arg_names")
@@ -284,6 +285,16 @@ class _Spec:
             return
         if _DEBUG[0] is not False and debug_mode():
             return _debug_launch(self, values)
+        if not _REUSE[0] and not reuse_contexts():
+            ctx = self.t_kernel.make_launch_context()
+            for (kind, idx), v in zip(self.setters, values):
+                _set_arg(ctx, kind, idx, v, 0, self)
+            with _launch_lock:
+                try:
+                    self.run(self.compiled, ctx)
+                except AssertionError as e:
+                    raise _kernel_error(self, values, e) from None
+            return
         with _launch_lock:
             ctx = self._ctx
             last = self._last
@@ -310,6 +321,24 @@ _MAX_ELEMENTS = 2**31 - 1
 # debug mode on the CPU (None: not known yet for the running program)
 _DEBUG: list = [None]
 _runtime.register_cache(lambda: _DEBUG.__setitem__(0, None))
+
+
+# whether a launch context may be launched again (None: not known yet for the running program)
+_REUSE: list = [None]
+_runtime.register_cache(lambda: _REUSE.__setitem__(0, None))
+
+
+def reuse_contexts() -> bool:
+    """Whether forward launches reuse one launch context per spec: on the CPU only.
+
+    Taichi's CUDA launcher (1.7.4, ``runtime/cuda/kernel_launcher.cpp``) points the
+    context's argument and result buffers at device memory for the launch and frees it
+    after, without pointing them back: the next ``set_arg_*`` on that context wrote through
+    a freed device pointer from the host (a segfault on the first CUDA run, 2026-12-04), so
+    on any other device each launch gets a fresh context, as Taichi's own launches do."""
+    if _REUSE[0] is None:
+        _REUSE[0] = _runtime.is_cpu()
+    return _REUSE[0]
 
 
 def debug_mode() -> bool:

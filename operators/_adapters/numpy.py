@@ -95,7 +95,7 @@ def call(op, args, static):
         outs.append(o)
         vals.append((data_ptr(o), nb, ls))
     if plan.extra:
-        spec, scratch = plan.select(args if keep is None else [np.ascontiguousarray(a) for a in args])
+        spec, scratch = plan.select(args if keep is None else [np.asarray(a, order="C") for a in args])
         for shape, ls, nb, d in scratch:
             if nb:
                 o = _zeros(shape, d.numpy)

@@ -206,7 +206,7 @@ def from_numpy(a: np.ndarray, like):
     if fw == "torch":
         import torch
 
-        return torch.from_numpy(np.ascontiguousarray(a)).to(like.device)
+        return torch.from_numpy(np.asarray(a, order="C")).to(like.device)
     if fw == "jax":
         import jax.numpy as jnp
 
@@ -227,7 +227,9 @@ def host_op(op, *args, **static):
     if _core.is_cpu():
         return op(*args, **static)
     dev = _core.current_device()
-    res = op(*[asarray(np.ascontiguousarray(a), device=dev) if isinstance(a, np.ndarray) else a for a in args],
+    # (np.asarray, not np.ascontiguousarray: that one makes a 0-d array 1-d, and a seed
+    # became a (1,) array on CUDA, refused by the kernel's 0-d parameter, 2026-12-04)
+    res = op(*[asarray(np.asarray(a, order="C"), device=dev) if isinstance(a, np.ndarray) else a for a in args],
              **static)  # fmt: skip
     if isinstance(res, tuple):
         return tuple(np.asarray(r) for r in res)

@@ -162,6 +162,41 @@ def test_arrays_from_torch_and_jax(torch, jax):
     assert torch.equal(out, 2 * torch.arange(8, dtype=torch.float32) + 1)
 
 
+class _CountingKernel:
+    """A spec's Taichi kernel, counting the launch contexts made from it."""
+
+    def __init__(self, kernel):
+        self.kernel, self.made = kernel, 0
+
+    def make_launch_context(self):
+        self.made += 1
+        return self.kernel.make_launch_context()
+
+
+@pytest.mark.parametrize("device", ["cpu", "other"])
+def test_launch_contexts_are_reused_on_the_cpu_only(monkeypatch, device):
+    # Taichi's CUDA launcher leaves a launched context pointing at freed device memory: the
+    # next launch on it segfaulted (first CUDA run, 2026-12-04). Off the CPU every launch
+    # gets a fresh context, with every argument set; on the CPU one context is reused.
+    from tiarray import _launch, _runtime
+
+    ta.asarray(0.0)  # Taichi started
+    if device == "other":
+        monkeypatch.setattr(_runtime, "is_cpu", lambda: False)
+    monkeypatch.setattr(_launch, "_REUSE", [None])
+    assert _launch.reuse_contexts() is (device == "cpu")
+    spec = Launcher(_axpy).spec([(ta.float32, 1, False)] * 3, (), serial=True)
+    spec.t_kernel = counting = _CountingKernel(spec.t_kernel)
+    rng = np.random.default_rng(3)
+    x, y = (ta.asarray(rng.standard_normal(100).astype(np.float32)) for _ in range(2))
+    out = ta.zeros(100, dtype=ta.float32)
+    for alpha in (2.0, -1.0, -1.0):  # the same arguments again: a fresh context gets them all
+        out[...] = 0.0
+        spec.launch([alpha, kernel_arg(x), kernel_arg(y), kernel_arg(out)])
+        np.testing.assert_allclose(np.asarray(out), alpha * np.asarray(x) + np.asarray(y), rtol=1e-6)
+    assert counting.made == (1 if device == "cpu" else 3)
+
+
 def test_concurrent_launches_from_threads():
     launcher = Launcher(_axpy)
     errors = []

@@ -204,7 +204,7 @@ def test_torch_lifetimes(torch):
     assert _dlpack.live_exports() == live + 1
     del t
     gc.collect()
-    assert torch.equal(y, torch.arange(1000.0, dtype=torch.float64))
+    assert torch.equal(y, torch.arange(1000.0, dtype=torch.float64, device=y.device))
     del y
     gc.collect()
     assert _dlpack.live_exports() == live

@@ -11,6 +11,8 @@ test function of a child.
 import pytest
 from _subprocess_suite import TESTS, check, child_tests, run
 
+pytestmark = pytest.mark.cpu_only("virtual CPU devices (JAX_PLATFORMS=cpu in the children)")
+
 MODULES = ("jax_sharding", "split_csr")
 ENV = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
 CASES = [(m, name) for m in MODULES for name in child_tests(TESTS / "multidevice" / f"{m}.py")]

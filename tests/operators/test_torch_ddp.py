@@ -8,9 +8,12 @@ three SGD steps equal the single-process run on whole batches.
 import sys
 
 import numpy as np
+import pytest
 from _subprocess_suite import TESTS, free_port, run_processes
 
 sys.path.insert(0, str(TESTS / "multiprocess"))
+
+pytestmark = pytest.mark.cpu_only("DDP over gloo with CPU tensors and a CPU generator")
 
 
 def test_ddp_gradients_and_training_equal_the_single_process_run(torch, tmp_path):

@@ -57,6 +57,25 @@ def test_fixed_num_conn_determinism_and_shape():
     assert sp.fixed_num_conn(5, 0, 0, seed=1).shape == (5, 0)
 
 
+def test_host_passes_through_device_arrays(monkeypatch):
+    # Off the CPU the eager helpers pass their host inputs to Taichi as TiArrays on its
+    # device (_xp.host_op); a 0-d seed became a (1,) array there and every CUDA call of
+    # fixed_num_conn was refused (first CUDA run, 2026-12-04). That path, taken on the CPU:
+    import types
+
+    from tiarray.operators.sparse import _xp
+
+    real = _xp._core
+    off_cpu = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
+    off_cpu.is_cpu = lambda: False
+    monkeypatch.setattr(_xp, "_core", off_cpu)
+    m, n, k, seed = 23, 31, 7, 777
+    idx = sp.fixed_num_conn(m, n, k, seed=seed)
+    assert type(idx) is np.ndarray and idx.shape == (m, k)
+    for i in range(m):
+        assert idx[i].tolist() == reference_row(seed, i, n, k, False), i
+
+
 def _within(count, expected, var, z=5.0):
     return abs(count - expected) <= z * math.sqrt(var) + 1
 
