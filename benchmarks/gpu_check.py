@@ -275,7 +275,9 @@ def main():
         e = rng.random(dense.shape[1]) < 0.2
         np.testing.assert_allclose((A @ T(e)).cpu().numpy(), dense @ e, rtol=1e-10, atol=1e-10)
 
-    @check("JIT connectivity: the same matrices on CPU and GPU for the same seed, bit for bit")
+    @check(
+        "JIT connectivity: the same matrices on CPU and GPU for the same seed (connectivity, homo and uniform weights bit for bit; normal weights to 8 eps)"
+    )
     def _():
         import subprocess
 
@@ -295,7 +297,7 @@ def main():
         # -P: the checkout's tiarray/ (without operators/) must not shadow the installed package
         r = subprocess.run([sys.executable, "-P", "-c", code], env=env, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-2000:]
-        bad = []
+        bad, notes = [], []
         for dist, (params, dt) in cases.items():
             cpu = np.load(f"/tmp/_jitc_cpu_{dist}.npy")
             gpu = getattr(tops, "jitc_todense_prob_" + dist)(
@@ -306,6 +308,14 @@ def main():
                 bad.append(
                     f"{dist}: the connectivity differs ({int((gpu != 0).sum())} vs {int((cpu != 0).sum())})"
                 )
+            elif dist == "normal":
+                # the normal weights pass through log and cos: libm's on the CPU, libdevice's
+                # on CUDA, which differ in the last bits (seen: 2.2e-16 on weights ~0.5)
+                diff = np.abs(gpu.astype(np.float64) - cpu)
+                if diff.max() > 8 * np.finfo(np.float64).eps:
+                    bad.append(f"normal: weights differ by up to {diff.max():.3g} (allowed 8 eps)")
+                else:
+                    notes.append(f"normal weights equal to {diff.max():.2g}")
             elif not np.array_equal(gpu.view(np.uint8), cpu.view(np.uint8)):
                 diff = np.abs(gpu.astype(np.float64) - cpu)
                 ulps = np.abs(
@@ -324,6 +334,7 @@ def main():
                 x, torch.tensor(1.0, device="cuda"), 0.1, 77, shape=(500, 400), transpose=True
             )
             np.testing.assert_allclose(y.cpu().numpy(), cpu.T @ x.cpu().numpy(), rtol=1e-5)
+        return "; ".join(notes)
 
     # ------------------------------------------------------------------ JAX
     try:
@@ -340,8 +351,8 @@ def main():
             return "skip: JAX has no GPU backend here (install jax[cuda12])"
         x = jnp.ones(N, jnp.float32)
         f = jax.jit(lambda a, x: axpy(a, x * 3.0, x * 3.0) + 1.0)  # XLA work on both sides of the launch
-        out = f(jnp.float32(2.0), x)
-        assert float(out[0]) == 13.0 and float(out[-1]) == 13.0, (float(out[0]), float(out[-1]))
+        out = f(jnp.float32(2.0), x)  # 2 * 3 + 3 + 1
+        assert float(out[0]) == 10.0 and float(out[-1]) == 10.0, (float(out[0]), float(out[-1]))
         eager = axpy(2.0, jnp.arange(4.0, dtype=jnp.float32), jnp.ones(4, jnp.float32))
         np.testing.assert_allclose(np.asarray(eager), [1, 3, 5, 7])
 

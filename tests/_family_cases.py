@@ -17,11 +17,13 @@ Seeds are stable: ``zlib.crc32`` of the case id (``hash()`` of a str changes per
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 
 import numpy as np
 import tiarray.operators.sparse as sp
+from _sparse_helpers import host_call
 
 
 @dataclass
@@ -211,7 +213,7 @@ def jitc_cases():
     shape, prob, seed = (29, 23), 0.25, 31
     m, n = shape
     for dist, pvals in JITC_PARAMS.items():
-        todense = getattr(sp, f"jitc_todense_prob_{dist}")
+        todense = functools.partial(host_call, getattr(sp, f"jitc_todense_prob_{dist}"))
         for event in (False, True):
             for kind in ("mm", "mv"):
                 op = f"jitc_{'event_' if event else ''}{kind}_prob_{dist}"

@@ -141,6 +141,7 @@ def _cube_jvp(primals, tangents):
 cube = ta.Operator("t_cube", kernel=_cube, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype), jvp=_cube_jvp)
 
 BATCH_CALLS = [0]
+BATCH_ARG_TYPES: list = []  # the types of the batched values each batch-rule call got
 
 
 @ti.kernel
@@ -151,6 +152,7 @@ def _square(x: nd(ndim=1), out: nd(ndim=1)):
 
 def _square_batch(args, axes):
     BATCH_CALLS[0] += 1
+    BATCH_ARG_TYPES.append(type(args[0]))
     (x,), (ax,) = args, axes
     return square(x.reshape(-1)).reshape(x.shape), ax
 

@@ -15,6 +15,21 @@ import numpy as np  # noqa: E402
 TAICHI_ON_CUDA = os.environ.get("TIARRAY_ARCH", "").strip().lower() in ("cuda", "gpu")
 
 
+def host_call(fn, *args, **kw):
+    """``fn`` on NumPy inputs, NumPy results, wherever Taichi computes: on CUDA (where NumPy
+    arrays are refused, tiarray makes no silent copies) through TiArrays on its device."""
+    if not TAICHI_ON_CUDA:
+        return fn(*args, **kw)
+    import tiarray as ta
+
+    dev = ta.Device("cuda", 0)
+    conv = [
+        ta.asarray(np.asarray(a), device=dev) if isinstance(a, (np.ndarray, np.generic)) else a for a in args
+    ]
+    res = fn(*conv, **kw)
+    return tuple(np.asarray(r) for r in res) if isinstance(res, tuple) else np.asarray(res)
+
+
 def stable_rng(*key) -> np.random.Generator:
     """A generator seeded from ``key``'s repr: the same in every process (``hash()`` of strings
     is salted per process, so a failure seeded from it could not be reproduced)."""

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from . import _backend, _dtypes, _runtime
+from . import _backend, _cuda, _dtypes, _runtime
 from ._array_object import TiArray, c_strides
 from ._runtime import Device
 
@@ -114,6 +114,15 @@ class DeviceAllocation:
 
     def __repr__(self) -> str:
         return f"<tiarray CUDA allocation of {self.nbytes} bytes>"
+
+    def __del__(self, _fin=sys.is_finalizing, _ctx=_cuda.taichi_context):
+        # freed under Taichi's context: the last reference may die on any thread (see
+        # _cuda.taichi_context: on a consumer's worker thread Taichi aborted the process)
+        nd, self.ndarray = self.ndarray, None
+        if nd is None or _fin():
+            return
+        with _ctx():
+            del nd
 
 
 def alloc(nbytes: int, device: Device, *, zero: bool = False) -> tuple[int, object]:

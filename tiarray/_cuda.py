@@ -1,4 +1,4 @@
-"""A few CUDA driver calls through ctypes: copies and stream ordering.
+"""A few CUDA driver calls through ctypes: copies, stream ordering, Taichi's context.
 
 Taichi launches its CUDA kernels on the legacy default stream (stream 0). Other
 frameworks work on their own streams: torch on its current stream (the legacy default
@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
-__all__ = ["memcpy", "stream_wait", "LEGACY_STREAM", "PER_THREAD_STREAM"]
+__all__ = ["memcpy", "stream_wait", "taichi_context", "LEGACY_STREAM", "PER_THREAD_STREAM"]
 
 LEGACY_STREAM = 0x1  # CU_STREAM_LEGACY
 PER_THREAD_STREAM = 0x2  # CU_STREAM_PER_THREAD
@@ -47,6 +47,11 @@ def _cuda():
                 lib.cuEventDestroy_v2.argtypes = [ctypes.c_void_p]
                 lib.cuStreamSynchronize.argtypes = [ctypes.c_void_p]
                 lib.cuCtxSynchronize.argtypes = []
+                lib.cuDeviceGet.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+                lib.cuDevicePrimaryCtxRetain.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
+                lib.cuCtxGetCurrent.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+                lib.cuCtxPushCurrent_v2.argtypes = [ctypes.c_void_p]
+                lib.cuCtxPopCurrent_v2.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
                 _lib = lib
     return _lib
 
@@ -87,3 +92,44 @@ def stream_wait(consumer, producer=LEGACY_STREAM) -> None:
         _check(lib.cuStreamWaitEvent(ctypes.c_void_p(c), ev, 0), "cuStreamWaitEvent")
     finally:
         lib.cuEventDestroy_v2(ev)
+
+
+# ----------------------------------------------------------------------------- Taichi's context
+
+_taichi_ctx: list = []  # [CUcontext] once looked up
+
+
+class taichi_context:
+    """Taichi's CUDA context current on this thread for a ``with`` block, when another
+    context or none is.
+
+    Taichi runs on device 0's primary context (``CUDAContext``: ``cuDevicePrimaryCtxRetain``,
+    made current on the thread that started it) and frees memory without making it current:
+    a TiArray or a DLPack export dropped on a thread with no context (a consumer's worker
+    thread: JAX's, first CUDA run, 2026-12-04) made Taichi's ``cuMemFreeAsync`` fail with
+    CUDA_ERROR_INVALID_CONTEXT, and Taichi aborted the process. Used only where CUDA memory
+    is freed: one ``cuCtxGetCurrent`` when the context is already current.
+    """
+
+    __slots__ = ("pushed",)
+
+    def __enter__(self):
+        self.pushed = False
+        lib = _cuda()
+        if not _taichi_ctx:
+            dev = ctypes.c_int()
+            ctx = ctypes.c_void_p()
+            _check(lib.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+            # Taichi retains it for its lifetime; one more reference, never released
+            _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+            _taichi_ctx.append(ctx.value)
+        cur = ctypes.c_void_p()
+        if lib.cuCtxGetCurrent(ctypes.byref(cur)) == 0 and cur.value == _taichi_ctx[0]:
+            return self
+        self.pushed = lib.cuCtxPushCurrent_v2(ctypes.c_void_p(_taichi_ctx[0])) == 0
+        return self
+
+    def __exit__(self, *exc):
+        if self.pushed:
+            _cuda().cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+        return False

@@ -21,7 +21,7 @@ import ctypes
 import sys
 import threading
 
-from . import _dtypes
+from . import _cuda, _dtypes
 
 __all__ = ["export_capsule", "import_capsule", "DLPACK_VERSION"]
 
@@ -120,14 +120,21 @@ _live_lock = threading.Lock()
 # None by then, only through default arguments bound now.
 
 
-def _release(addr: int, _fin=sys.is_finalizing, _live=_LIVE, _lock=_live_lock) -> None:
+def _release(
+    addr: int, _fin=sys.is_finalizing, _live=_LIVE, _lock=_live_lock, _ctx=_cuda.taichi_context, _gpu=kDLCUDA
+) -> None:
     if _fin():
         return
     with _lock:
         entry = _live.pop(addr, None)
     # Dropped outside the lock: freeing the exported array can run other deleters
-    # (an export of an import of an export...), which take the lock again.
-    del entry
+    # (an export of an import of an export...), which take the lock again. Consumers
+    # call the deleter on any thread: CUDA memory is freed under Taichi's context.
+    if entry is not None and entry[0].dl_tensor.device.device_type == _gpu:
+        with _ctx():
+            del entry
+    else:
+        del entry
 
 
 def _deleter_py(addr, _release=_release):

@@ -763,6 +763,9 @@ class _JaxOp:
             avals.append(av)
         res = op._resolve(_in_sds(op, avals), static)
         axes = tuple(None if d is _not_mapped else d for d in dims)
+        # vmap over a NumPy array hands its batched values over as NumPy: the rule's calls
+        # then took NumPy's route, refused when Taichi runs on CUDA (first CUDA run)
+        args = [jnp.asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args]
         r = op.batch(tuple(args), axes, **res.static)
         if not isinstance(r, tuple) or len(r) != 2:
             raise TypeError(f"{op.name}: the batch rule must return (outs, out_axes), got {r!r}")

@@ -47,21 +47,24 @@ def fw_of(*arrays) -> str:
 
 
 _DT: dict = {}
+# torch dtypes apart: torch.compile traces the lookup, and torch 2.11's Dynamo cannot hash
+# the NumPy dtype keys of a shared dict (graph break "NumpyDTypeVariable", first CUDA run)
+_DT_TORCH: dict = {}
 
 
 def dtype_of(x) -> _dtypes.DType:
     """The tiarray dtype of any framework's array (or of a ShapeDtype / UndefinedPrimal)."""
     d = x.dtype
-    r = _DT.get(d)
-    if r is None:
-        if isinstance(d, _dtypes.DType):
-            r = d
-        elif type(d).__module__ == "torch":
+    if type(d).__module__ == "torch":
+        r = _DT_TORCH.get(d)
+        if r is None:
             # by name ("torch.float64" -> float64): torch.compile traces this and cannot trace
             # NumPy's dtype conversion of a torch dtype
-            r = _dtypes.to_dtype(str(d).rsplit(".", 1)[-1])
-        else:
-            r = _dtypes.to_dtype(d)
+            r = _DT_TORCH[d] = _dtypes.to_dtype(str(d).rsplit(".", 1)[-1])
+        return r
+    r = _DT.get(d)
+    if r is None:
+        r = d if isinstance(d, _dtypes.DType) else _dtypes.to_dtype(d)
         _DT[d] = r
     return r
 

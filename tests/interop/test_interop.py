@@ -557,3 +557,31 @@ def test_cuda_array_interface_of_cuda_arrays():
     b = ta.TiArray._new(host.ptr, (2,), (1,), ta.bfloat16, cuda, host, False)
     with pytest.raises(AttributeError, match="bfloat16 has no type string"):
         b.__cuda_array_interface__  # noqa: B018
+
+
+def test_memory_dropped_on_a_thread_without_a_cuda_context(torch):
+    # A TiArray, and a TiArray exported to torch, whose last reference dies on a thread
+    # that never touched CUDA (a consumer's worker thread): on CUDA, Taichi freed the memory
+    # without its context and aborted the process (first CUDA run, 2026-12-04). In a
+    # subprocess, so that an abort fails this test. Taichi where the suite runs it.
+    r = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(
+            """
+            import gc, threading
+            import torch, tiarray as ta
+            keep = ta.ones(1000, dtype=ta.float32)
+            box = [ta.ones(1000, dtype=ta.float32), torch.from_dlpack(ta.ones(1000, dtype=ta.float32))]
+            assert keep.device == ta.asarray(box[1]).device
+            def drop():
+                box.clear()
+                gc.collect()
+            th = threading.Thread(target=drop)
+            th.start()
+            th.join()
+            print("SUM", float(ta.sum(keep)), keep.device)
+            """
+        )],
+        capture_output=True, text=True, timeout=300, cwd=tempfile.gettempdir(),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "SUM 1000.0" in r.stdout, r.stdout

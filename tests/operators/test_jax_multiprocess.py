@@ -11,7 +11,9 @@ from _subprocess_suite import TESTS, free_port, run_processes
 
 sys.path.insert(0, str(TESTS / "multiprocess"))
 
-pytestmark = pytest.mark.cpu_only("JAX processes on CPU devices (JAX_PLATFORMS=cpu), CPU collectives over gloo")
+pytestmark = pytest.mark.cpu_only(
+    "JAX processes on CPU devices (JAX_PLATFORMS=cpu), CPU collectives over gloo"
+)
 
 
 def test_two_processes_equal_the_single_process_run(jax, tmp_path):

@@ -7,6 +7,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np
 import pytest
 from _operator_cases import (  # noqa: E402
+    BATCH_ARG_TYPES,
     BATCH_CALLS,
     affine,
     affine_ref,
@@ -141,6 +142,17 @@ def test_vmap_with_batch_rule():
     assert BATCH_CALLS[0] > before
     jaxpr = str(jax.make_jaxpr(f)(xb))
     assert "while" not in jaxpr and "scan" not in jaxpr  # one launch, not a loop
+
+
+def test_vmap_over_a_numpy_array_hands_the_batch_rule_jax_arrays():
+    # JAX hands a vmapped NumPy array's values to the rule as NumPy: the rule's own calls
+    # then took NumPy's route (refused when Taichi runs on CUDA; first CUDA run, 2026-12-04)
+    xb = rng.standard_normal((3, 5))
+    BATCH_ARG_TYPES.clear()
+    out = jax.vmap(square)(xb)
+    assert BATCH_ARG_TYPES and not any(issubclass(t, np.ndarray) for t in BATCH_ARG_TYPES), BATCH_ARG_TYPES
+    assert isinstance(out, jax.Array)
+    np.testing.assert_allclose(np.asarray(out), xb**2)
 
 
 def test_vmap_multiple_outputs_and_static():

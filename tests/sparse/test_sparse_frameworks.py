@@ -20,6 +20,7 @@ from _sparse_helpers import (
     TorchFW,
     dense_of,
     events,
+    host_call,
     random_csr,
     stable_rng,
     tol,
@@ -280,7 +281,7 @@ def test_helpers_and_edge_cases_cupy(cupy):
 
 def test_jitc_matrix_is_the_same_in_every_framework(torch, jax):
     args = (np.float32(-0.5), np.float32(1.5), 0.1, 99)
-    a = sp.jitc_todense_prob_uniform(*args, shape=(300, 200))
+    a = host_call(sp.jitc_todense_prob_uniform, *args, shape=(300, 200))
     b = sp.jitc_todense_prob_uniform(*map(torch.tensor, args[:2]), *args[2:], shape=(300, 200)).cpu().numpy()
     c = np.asarray(
         sp.jitc_todense_prob_uniform(*map(jax.numpy.asarray, args[:2]), *args[2:], shape=(300, 200))
@@ -373,8 +374,8 @@ def test_jax_check_grads_csr(jax, op, homo, transpose):
     A1 = A / 0.8 if homo else None
     with jax.enable_x64(True):
 
-        def F(w_, x_):
-            return f(w_, idx, ptr, x_, shape=(9, 7), transpose=transpose)
+        def F(w_, x_):  # (check_grads' finite differences pass NumPy arrays)
+            return f(jnp.asarray(w_), idx, ptr, jnp.asarray(x_), shape=(9, 7), transpose=transpose)
 
         # check_grads measures second derivatives with respect to 0-d arguments in float32
         # (it fails for a pure jax.numpy function too): order 2 for per-synapse weights,
@@ -435,14 +436,14 @@ def test_jax_check_grads_jitc(jax, dist, event, transpose):
     with jax.enable_x64(True):
         params = [jnp.asarray(p, jnp.float64) for p in JITC[dist]]
 
-        def F(x_, *ps):
-            return f(x_, *ps, 0.3, 17, shape=shape, transpose=transpose)
+        def F(x_, *ps):  # (check_grads' finite differences pass NumPy arrays)
+            return f(jnp.asarray(x_), *map(jnp.asarray, ps), 0.3, 17, shape=shape, transpose=transpose)
 
         check_grads(F, (jnp.asarray(x), *params), order=2, modes=("fwd", "rev"), eps=1e-3)
         g = jax.grad(lambda *ps: F(x, *ps).sum(), argnums=tuple(range(len(params))))(*params)
         # exact: the weight of each connection is affine in the parameters
         D = [
-            np.asarray(getattr(sp, f"jitc_todense_prob_{dist}")(*u, 0.3, 17, shape=shape))
+            host_call(getattr(sp, f"jitc_todense_prob_{dist}"), *u, 0.3, 17, shape=shape)
             for u in _units(dist)
         ]
         for gi, Di in zip(g, D):
@@ -451,7 +452,7 @@ def test_jax_check_grads_jitc(jax, dist, event, transpose):
             np.testing.assert_allclose(float(gi), want, rtol=1e-10)
         check_grads(
             lambda *ps: getattr(sp, f"jitc_todense_prob_{dist}")(
-                *ps, 0.3, 17, shape=shape, transpose=transpose
+                *map(jnp.asarray, ps), 0.3, 17, shape=shape, transpose=transpose
             ),
             tuple(params),
             order=1,
@@ -477,7 +478,7 @@ def test_jax_seed_is_traced_under_jit(jax):
 
     for seed in (1, 2, 3):
         got = np.asarray(f(jnp.asarray(seed, jnp.uint32), jnp.asarray(0.1, jnp.float32)))
-        want = sp.jitc_mv_prob_homo(x, np.float32(1.0), 0.1, seed, shape=shape)
+        want = host_call(sp.jitc_mv_prob_homo, x, np.float32(1.0), 0.1, seed, shape=shape)
         np.testing.assert_array_equal(got, want)
     assert len(calls) == 1  # one trace, three seeds
     a = np.asarray(f(jnp.asarray(1, jnp.uint32), jnp.asarray(0.1, jnp.float32)))
@@ -509,7 +510,7 @@ def test_jax_parallel_variant_under_jit(jax):
                 lambda x: sp.jitc_event_mv_prob_normal(x, 0.5, 0.2, 0.1, 4, shape=(m, n), transpose=True)
             )
             e = rng.random(m) < 0.2
-            A = sp.jitc_todense_prob_normal(np.float32(0.5), np.float32(0.2), 0.1, 4, shape=(m, n))
+            A = host_call(sp.jitc_todense_prob_normal, np.float32(0.5), np.float32(0.2), 0.1, 4, shape=(m, n))
             np.testing.assert_allclose(np.asarray(g(e)), A.T.astype(np.float64) @ e, rtol=1e-5, atol=1e-5)
     finally:
         sp.set_thresholds(**old)
