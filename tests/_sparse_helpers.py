@@ -15,6 +15,11 @@ import numpy as np  # noqa: E402
 TAICHI_ON_CUDA = os.environ.get("TIARRAY_ARCH", "").strip().lower() in ("cuda", "gpu")
 
 
+# gradcheck's bound on backward's run-to-run differences: on CUDA the products' backward sums
+# with atomics in a different order each run (float64 differences ~1e-16, second CUDA run)
+NONDET_TOL = 1e-12 if TAICHI_ON_CUDA else 0.0
+
+
 def host_call(fn, *args, **kw):
     """``fn`` on NumPy inputs, NumPy results, wherever Taichi computes: on CUDA (where NumPy
     arrays are refused, tiarray makes no silent copies) through TiArrays on its device."""
