@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _family_cases import cases, rng_for
-from _sparse_helpers import NONDET_TOL, JaxFW, NumpyFW, TorchFW, fd_grad, parallel_mode
+from _sparse_helpers import NONDET_TOL, TAICHI_ON_CUDA, JaxFW, NumpyFW, TorchFW, fd_grad, parallel_mode
 
 CASES = cases()
 IDS = [c.id for c in CASES]
@@ -89,7 +89,11 @@ def test_jax_jit_grad_vmap(jax, case):
             return case.fn(*_replace(args, case.diff, [jnp.asarray(x) for x in d]), **case.kw)
 
         eager = np.asarray(F(*d0))
-        np.testing.assert_array_equal(np.asarray(jax.jit(F)(*d0)), eager)
+        jitted = np.asarray(jax.jit(F)(*d0))
+        if TAICHI_ON_CUDA:  # atomic adds on the GPU sum in a different order each run (~1 ulp)
+            assert (np.abs(jitted - eager) <= 2 * case.tol(*case.args)).all()
+        else:
+            np.testing.assert_array_equal(jitted, eager)
         ct = rng.standard_normal(eager.shape)
         grads = jax.grad(lambda *d: (F(*d) * ct).sum(), argnums=tuple(range(len(d0))))(*d0)
         for g, want, i in zip(grads, _ref_grads(case, ct), case.diff):
