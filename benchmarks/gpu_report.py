@@ -27,7 +27,8 @@ def env_section(run_log: str) -> str:
     lines = run_log.splitlines()
     out = []
     for ln in lines:
-        if ln.startswith("=== ") and out:
+        # the env stage ends where the next stage prints (its banner, or the suite's tail)
+        if (ln.startswith("=== ") or re.match(r"(FAILED|ERROR|PASSED) |\d+ (passed|failed)", ln)) and out:
             break
         if ln.strip():
             out.append(ln)
@@ -114,7 +115,9 @@ def report(dirs) -> str:
             if st == "FAIL":
                 out.append(f"- gpu_check: {name}: {note}")
         _, f1 = suite_section(_read(first, "suite.xml"))
-        out += [f"- suite: `{n}`: {m}" for n, m in f1 if "(skipped)" not in n]
+        # one line per test function and message, with the number of cases
+        grouped = collections.Counter((n.split("[")[0], m) for n, m in f1 if "(skipped)" not in n)
+        out += [f"- suite ({k} case{'s' if k > 1 else ''}): `{n}`: {m}" for (n, m), k in grouped.items()]
     out += ["", "## GPU benchmarks", "", "```", bench_section(_read(d, "bench.log")), "```", ""]
     return "\n".join(out)
 
