@@ -126,6 +126,47 @@ def _deliver_segment(weights: ti.template(), perm: ti.template(), cols: ti.templ
             out[s, cc] = out[s, cc] + w * sc
 
 
+@ti.real_func
+def _deliver_run(
+    wsort: ti.types.ndarray(ndim=1),
+    cols: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=2),
+    s: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n: ti.i32,
+    scale: ti.f64,
+):
+    """``out[s, cols[q]] += wsort[q] scale`` over ``[a, b)``: :func:`_deliver_segment` with the
+    weights in index order, as a real function (the pointers arrive in registers; inlined,
+    every store reloads them, see ``_csr_kernels._scatter_row``)."""
+    sc = ti.cast(scale, out.get_type().element_type)
+    for q in range(a, b):
+        c = cols[q]
+        if c >= 0 and c < n:
+            cc = ti.cast(c, ti.i32)
+            out[s, cc] = out[s, cc] + ti.cast(wsort[q], out.get_type().element_type) * sc
+
+
+@ti.real_func
+def _deliver_run_homo(
+    cols: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=2),
+    s: ti.i32,
+    a: ti.i32,
+    b: ti.i32,
+    n: ti.i32,
+    value: ti.f64,
+):
+    """:func:`_deliver_run` with one weight for every synapse (``value`` = weight x event)."""
+    v = ti.cast(value, out.get_type().element_type)
+    for q in range(a, b):
+        c = cols[q]
+        if c >= 0 and c < n:
+            cc = ti.cast(c, ti.i32)
+            out[s, cc] = out[s, cc] + v
+
+
 @ti.kernel
 def deliver_sorted_kernel(
     ring: ti.types.ndarray(ndim=2),
@@ -170,7 +211,14 @@ def deliver_sorted_kernel(
                                 s = t0 + k
                                 if s >= L:
                                     s -= L
-                                _deliver_segment(weights, perm, cols, wsort, out, sc, a, b, s, n)
+                                if a < b:
+                                    if ti.static(ndim(weights) == 0):
+                                        _deliver_run_homo(cols, out, s, a, b, n,
+                                                          ti.cast(weights[None], ti.f64) * ti.cast(sc, ti.f64))  # fmt: skip
+                                    elif wsort.shape[0] > 0:
+                                        _deliver_run(wsort, cols, out, s, a, b, n, ti.cast(sc, ti.f64))
+                                    else:
+                                        _deliver_segment(weights, perm, cols, wsort, out, sc, a, b, s, n)
                 i = kk
 
 
