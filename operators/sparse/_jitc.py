@@ -535,6 +535,11 @@ def _todense(func, dist, params, prob, seed, shape, transpose):
     ws = _params(func, _PARAMS[dist], params, like, None)
     p = _prob(func, prob, like)
     s = _validate.int_scalar(func, "seed", seed, like=like)
+    if _xp.fw_of(*ws, p, s) == "numpy":
+        # parameters only, no data: where Taichi runs on CUDA the matrix is made there and
+        # returned as NumPy, as fixed_num_conn does (the NumPy route refused it, asking the
+        # caller to move arrays it never passed)
+        return _xp.host_op(_OPS[func], *ws, p, s, shape=(m, n), transpose=transpose)
     return _OPS[func](*ws, p, s, shape=(m, n), transpose=transpose)
 
 

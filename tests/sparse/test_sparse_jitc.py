@@ -40,6 +40,31 @@ def test_todense_matches_the_reference_model(dist, wdtype, prob):
     np.testing.assert_array_equal(At, A.T)
 
 
+@pytest.mark.parametrize("dist", list(DISTS))
+def test_todense_of_parameters_is_made_where_taichi_runs(monkeypatch, dist):
+    # Only parameters, no data arrays: where Taichi runs on CUDA the matrix is made on the
+    # device and returned as NumPy (before, the NumPy route refused the call, asking to move
+    # arrays the caller never passed). That path (_xp.host_op off the CPU), taken on the CPU:
+    import types
+
+    from tiarray.operators.sparse import _xp
+
+    real = _xp._core
+    off_cpu = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
+    off_cpu.is_cpu = lambda: False
+    monkeypatch.setattr(_xp, "_core", off_cpu)
+    calls = []
+    host_op = _xp.host_op
+    monkeypatch.setattr(_xp, "host_op", lambda *a, **k: calls.append(1) or host_op(*a, **k))
+    shape, params = (23, 31), DISTS[dist]
+    A = getattr(sp, f"jitc_todense_prob_{dist}")(*params, 0.2, 99, shape=shape)
+    assert calls and type(A) is np.ndarray and A.shape == shape
+    w2 = params[-1] if dist != "homo" else 0.0
+    ref = R.todense(shape, 0.2, 99, dist, params[0], w2, A.dtype.name)
+    np.testing.assert_array_equal(A != 0, ref != 0)
+    np.testing.assert_allclose(A, ref, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("wdtype", [np.float32, np.float64])
