@@ -318,6 +318,95 @@ class _Spec:
 _MAX_ELEMENTS = 2**31 - 1
 
 
+def numpy_runner(spec: _Spec, ins, outs, single: bool):
+    """A forward launch of ``spec`` specialised to one call signature with NumPy arrays:
+    ``run(args)`` -> the new outputs (one array when ``single``, else a tuple), or None
+    where a C-contiguous array input is not (the caller takes its generic path then).
+
+    ``ins``: per kernel input, ``(nbytes, launch shape)`` of an array or ``(conv, None)`` of a
+    scalar (``float``/``int``); ``outs``: per output, ``(shape, numpy dtype, nbytes, launch shape)``,
+    zero-filled at each call. Generated code with the sizes and slots inlined and a launch
+    context of its own whose arguments are re-set only when their value changed: an eager
+    NumPy call costs about the launch itself (the generic path through ``spec.launch``,
+    tuples built and compared per argument, cost 1-1.5 us more; ``bench_operators.py``).
+    On the CPU only, not in debug mode (every launch there goes through ``_debug_launch``),
+    and None for operands past ``_MAX_ELEMENTS`` (the generic path raises for them)."""
+    if not reuse_contexts() or debug_mode():
+        return None
+    ns = {
+        "ctx": spec.t_kernel.make_launch_context(),
+        "lock": _launch_lock,
+        "launch_kernel": spec.run,
+        "compiled": spec.compiled,
+        "L": [None] * len(spec.setters),
+        "dp": _numpy_data_ptr,
+        "zeros": np.zeros,
+        "spec": spec,
+        "kernel_error": _kernel_error,
+    }
+    setter = {_P_FLOAT: "set_arg_float", _P_INT: "set_arg_int", _P_UINT: "set_arg_uint"}
+    body, sets, values = [], [], []
+    n_in = len(ins)
+    for i, (a, shape) in enumerate(ins):
+        kind, idx = spec.setters[i]
+        if shape is not None:
+            if kind != _P_ARRAY or _prod(shape) > _MAX_ELEMENTS:
+                return None
+            body.append(f"    a{i} = args[{i}]")
+            body.append(f"    if not a{i}.flags.c_contiguous:\n        return None")
+            body.append(f"    p{i} = dp(a{i})")
+            sets.append(
+                f"        if L[{i}] != p{i}:\n            L[{i}] = None\n"
+                f"            ctx.set_arg_external_array_with_shape({idx!r}, p{i}, {a}, {shape!r}, 0)\n"
+                f"            L[{i}] = p{i}"
+            )
+            values.append(f"(p{i}, {a}, {shape!r})")
+        else:
+            if kind not in setter:
+                return None
+            ns[f"C{i}"] = a
+            body.append(f"    p{i} = C{i}(args[{i}])")
+            # zeros are always set (0.0 == -0.0: the sign bit reaches the kernel), NaN too
+            sets.append(
+                f"        if L[{i}] != p{i} or p{i} == 0:\n            L[{i}] = None\n"
+                f"            ctx.{setter[kind]}({idx!r}, p{i})\n            L[{i}] = p{i}"
+            )
+            values.append(f"p{i}")
+    for j, (shape, npd, nb, ls) in enumerate(outs):
+        kind, idx = spec.setters[n_in + j]
+        if kind != _P_ARRAY or _prod(ls) > _MAX_ELEMENTS:
+            return None
+        ns[f"D{j}"] = npd
+        body.append(f"    o{j} = zeros({tuple(shape)!r}, D{j})")
+        body.append(f"    q{j} = dp(o{j})")
+        q = n_in + j
+        sets.append(
+            f"        if L[{q}] != q{j}:\n            L[{q}] = None\n"
+            f"            ctx.set_arg_external_array_with_shape({idx!r}, q{j}, {nb}, {ls!r}, 0)\n"
+            f"            L[{q}] = q{j}"
+        )
+        values.append(f"(q{j}, {nb}, {ls!r})")
+    if len(spec.setters) != n_in + len(outs):
+        return None
+    body.append("    with lock:")
+    body.extend(sets)
+    body.append("        try:\n            launch_kernel(compiled, ctx)")
+    body.append("        except AssertionError as e:  # kernel asserts")
+    body.append(f"            raise kernel_error(spec, [{', '.join(values)}], e) from None")
+    res = "o0" if single else "(" + "".join(f"o{j}, " for j in range(len(outs))) + ")"
+    body.append(f"    return {res}")
+    src = "def run(args):\n" + "\n".join(body) + "\n"
+    exec(compile(src, f"<tiarray {spec.label} NumPy runner>", "exec"), ns)
+    return ns["run"]
+
+
+def _prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
 # debug mode on the CPU (None: not known yet for the running program)
 _DEBUG: list = [None]
 _runtime.register_cache(lambda: _DEBUG.__setitem__(0, None))

@@ -37,6 +37,7 @@ class Plan:
         "scratch",  # {serial: ((shape, launch shape, nbytes, DType), ...)}
         "decide",  # per-call policy (CPU only) or None
         "alias",  # per output: the input it starts from (Operator aliases), or None; None without
+        "runner",  # a launch specialised to the call (the NumPy adapter's), or None
     )
 
     def select(self, host_inputs):
@@ -98,6 +99,7 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
     p.single = res.single
     p.alias = res.alias
     p.native_out = None
+    p.runner = None
     return p
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from tiarray._internal import dtypes as _dtypes
 from tiarray._internal import numpy_data_ptr as data_ptr
+from tiarray._internal import numpy_runner
 
 from ._eager import CACHES, ensure_init, make_plan, not_an_array, program
 
@@ -53,6 +54,14 @@ def _build(op, skey, args, key):
             in_sds.append((p.dtype, ()))
     plan = make_plan(op, skey, tuple(in_sds), "NumPy", "cpu")
     plan.native_out = tuple(d.numpy for d in plan.out_dtypes)
+    if not plan.extra and plan.alias is None:
+        # the whole call as generated code (about 1 us less per call; None where it does not apply)
+        plan.runner = numpy_runner(
+            plan.spec,
+            [(nb, shp) if conv is None else (conv, None) for conv, shp, nb in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes)],
+            [(sh, d, nb, ls) for sh, d, nb, ls in zip(plan.out_shapes, plan.native_out, plan.out_nbytes, plan.out_launch)],
+            plan.single,
+        )  # fmt: skip
     op._plans[key] = plan
     return plan
 
@@ -73,6 +82,11 @@ def call(op, args, static):
     plan = op._plans.get(key)
     if plan is None:
         plan = _build(op, skey, args, key)
+    run = plan.runner
+    if run is not None:
+        res = run(args)
+        if res is not None:
+            return res
     vals = []
     keep = None
     for conv, shp, a in zip(plan.in_conv, plan.in_shapes, args):

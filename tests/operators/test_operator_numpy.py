@@ -342,3 +342,33 @@ def test_scratch_and_policy_errors():
     )
     with pytest.raises(TypeError, match="'serial' is reserved"):
         res(np.ones(3), serial=1)
+
+
+def test_numpy_calls_run_generated_code_that_resets_what_changed():
+    # The NumPy route's calls run code generated for their signature (_launch.numpy_runner)
+    # with a launch context of their own, re-setting only the arguments whose value changed.
+    # Each call must still reach the kernel with its own values: zeros whatever their sign
+    # (0.0 == -0.0), NaN (NaN != NaN), the same arrays again, new arrays at new addresses,
+    # a non-contiguous input (the generic path), and a fresh output every time.
+    x = rng.standard_normal(40).astype(np.float32)
+    y = np.full(40, -0.0, np.float32)
+    axpy(1.0, x, y)
+    plans = [p for k, p in axpy._plans.items() if k[0] == "numpy" and k[-1] == (y.dtype, y.shape)]
+    # (debug mode checks every launch on guarded copies: the generic path, no runner)
+    from tiarray._internal import debug_mode
+
+    assert plans and all((p.runner is None) == debug_mode() for p in plans)
+    outs = []
+    for alpha in (2.0, 2.0, 0.0, -0.0, 0.0, float("nan"), float("nan"), -3.5):
+        got = axpy(alpha, x, y)
+        want = axpy_ref(alpha, x, y)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))  # -0.0 * x + -0.0
+        assert all(got is not o for o in outs)
+        outs.append(got)
+    for _ in range(3):
+        x2, y2 = x * 2, rng.standard_normal(40).astype(np.float32)
+        np.testing.assert_array_equal(axpy(0.5, x2, y2), axpy_ref(0.5, x2, y2))
+    base = rng.standard_normal(80).astype(np.float32)
+    np.testing.assert_array_equal(axpy(1.5, base[::2], y), axpy_ref(1.5, base[::2], y))
+    np.testing.assert_array_equal(axpy(1.5, x, y), axpy_ref(1.5, x, y))
