@@ -318,32 +318,29 @@ class _Spec:
 _MAX_ELEMENTS = 2**31 - 1
 
 
-def numpy_runner(spec: _Spec, ins, outs, single: bool):
-    """A forward launch of ``spec`` specialised to one call signature with NumPy arrays:
+def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, names=None):
+    """A forward launch of ``spec`` specialised to one call signature of host arrays:
     ``run(args)`` -> the new outputs (one array when ``single``, else a tuple), or None
-    where a C-contiguous array input is not (the caller takes its generic path then).
+    where an array input is not ready to pass by pointer (the caller takes its generic path).
 
     ``ins``: per kernel input, ``(nbytes, launch shape)`` of an array or ``(conv, None)`` of a
-    scalar (``float``/``int``); ``outs``: per output, ``(shape, numpy dtype, nbytes, launch shape)``,
-    zero-filled at each call. Generated code with the sizes and slots inlined and a launch
-    context of its own whose arguments are re-set only when their value changed: an eager
-    NumPy call costs about the launch itself (the generic path through ``spec.launch``,
-    tuples built and compared per argument, cost 1-1.5 us more; ``bench_operators.py``).
-    On the CPU only, not in debug mode (every launch there goes through ``_debug_launch``),
-    and None for operands past ``_MAX_ELEMENTS`` (the generic path raises for them)."""
+    scalar (``conv(arg)`` gives the Python number); ``outs``: per output, ``(alloc, nbytes,
+    launch shape)`` with ``alloc()`` a new zero-filled array. ``ready`` and ``ptr`` are the
+    framework's expressions of an array ``{a}``: whether it can be passed as it is (C-contiguous,
+    ...), and its data pointer; ``names`` what they use. Generated code with the sizes and slots
+    inlined and a launch context of its own whose arguments are re-set only when their value
+    changed: an eager call costs about the launch itself (the generic path through
+    ``spec.launch``, tuples built and compared per argument, costs 1-1.5 us more;
+    ``bench_operators.py``). On the CPU only, not in debug mode (every launch there goes
+    through ``_debug_launch``), and None for operands past ``_MAX_ELEMENTS`` (the generic
+    path raises for them)."""
     if not reuse_contexts() or debug_mode():
         return None
-    ns = {
-        "ctx": spec.t_kernel.make_launch_context(),
-        "lock": _launch_lock,
-        "launch_kernel": spec.run,
-        "compiled": spec.compiled,
-        "L": [None] * len(spec.setters),
-        "dp": _numpy_data_ptr,
-        "zeros": np.zeros,
-        "spec": spec,
-        "kernel_error": _kernel_error,
-    }
+    ns = dict(names or {})
+    ns.update(
+        ctx=spec.t_kernel.make_launch_context(), lock=_launch_lock, launch_kernel=spec.run,
+        compiled=spec.compiled, L=[None] * len(spec.setters), spec=spec, kernel_error=_kernel_error,
+    )  # fmt: skip
     setter = {_P_FLOAT: "set_arg_float", _P_INT: "set_arg_int", _P_UINT: "set_arg_uint"}
     body, sets, values = [], [], []
     n_in = len(ins)
@@ -353,8 +350,8 @@ def numpy_runner(spec: _Spec, ins, outs, single: bool):
             if kind != _P_ARRAY or _prod(shape) > _MAX_ELEMENTS:
                 return None
             body.append(f"    a{i} = args[{i}]")
-            body.append(f"    if not a{i}.flags.c_contiguous:\n        return None")
-            body.append(f"    p{i} = dp(a{i})")
+            body.append(f"    if not ({ready.format(a=f'a{i}')}):\n        return None")
+            body.append(f"    p{i} = {ptr.format(a=f'a{i}')}")
             sets.append(
                 f"        if L[{i}] != p{i}:\n            L[{i}] = None\n"
                 f"            ctx.set_arg_external_array_with_shape({idx!r}, p{i}, {a}, {shape!r}, 0)\n"
@@ -372,13 +369,13 @@ def numpy_runner(spec: _Spec, ins, outs, single: bool):
                 f"            ctx.{setter[kind]}({idx!r}, p{i})\n            L[{i}] = p{i}"
             )
             values.append(f"p{i}")
-    for j, (shape, npd, nb, ls) in enumerate(outs):
+    for j, (alloc, nb, ls) in enumerate(outs):
         kind, idx = spec.setters[n_in + j]
         if kind != _P_ARRAY or _prod(ls) > _MAX_ELEMENTS:
             return None
-        ns[f"D{j}"] = npd
-        body.append(f"    o{j} = zeros({tuple(shape)!r}, D{j})")
-        body.append(f"    q{j} = dp(o{j})")
+        ns[f"A{j}"] = alloc
+        body.append(f"    o{j} = A{j}()")
+        body.append(f"    q{j} = {ptr.format(a=f'o{j}')}")
         q = n_in + j
         sets.append(
             f"        if L[{q}] != q{j}:\n            L[{q}] = None\n"
@@ -396,7 +393,7 @@ def numpy_runner(spec: _Spec, ins, outs, single: bool):
     res = "o0" if single else "(" + "".join(f"o{j}, " for j in range(len(outs))) + ")"
     body.append(f"    return {res}")
     src = "def run(args):\n" + "\n".join(body) + "\n"
-    exec(compile(src, f"<tiarray {spec.label} NumPy runner>", "exec"), ns)
+    exec(compile(src, f"<tiarray {spec.label} runner>", "exec"), ns)
     return ns["run"]
 
 

@@ -7,11 +7,13 @@ start from, for an Operator's ``aliases``). Taichi must run on the CPU.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tiarray._internal import dtypes as _dtypes
+from tiarray._internal import host_runner
 from tiarray._internal import numpy_data_ptr as data_ptr
-from tiarray._internal import numpy_runner
 
 from ._eager import CACHES, ensure_init, make_plan, not_an_array, program
 
@@ -56,11 +58,15 @@ def _build(op, skey, args, key):
     plan.native_out = tuple(d.numpy for d in plan.out_dtypes)
     if not plan.extra and plan.alias is None:
         # the whole call as generated code (about 1 us less per call; None where it does not apply)
-        plan.runner = numpy_runner(
+        plan.runner = host_runner(
             plan.spec,
             [(nb, shp) if conv is None else (conv, None) for conv, shp, nb in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes)],
-            [(sh, d, nb, ls) for sh, d, nb, ls in zip(plan.out_shapes, plan.native_out, plan.out_nbytes, plan.out_launch)],
+            [(functools.partial(_zeros, sh, d), nb, ls)
+             for sh, d, nb, ls in zip(plan.out_shapes, plan.native_out, plan.out_nbytes, plan.out_launch)],
             plan.single,
+            ready="{a}.flags.c_contiguous",
+            ptr="dp({a})",
+            names={"dp": data_ptr},
         )  # fmt: skip
     op._plans[key] = plan
     return plan

@@ -30,6 +30,7 @@ with CUDA events (no host synchronisation).
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.abc
 import importlib.util
 import sys
@@ -39,6 +40,7 @@ import torch
 
 from tiarray._internal import P_FLOAT as _P_FLOAT
 from tiarray._internal import dtypes as _dtypes
+from tiarray._internal import host_runner as _host_runner
 
 from ._eager import CACHES, HostInputs, ensure_init, make_plan, program
 
@@ -116,8 +118,29 @@ def _build(op, skey, args, key):
         ),
         dev,
     )
+    if dev.type == "cpu" and not plan.extra and plan.alias is None:
+        # the direct route's whole call as generated code (None where it does not apply)
+        plan.runner = _host_runner(
+            plan.spec,
+            [
+                (nb, shp) if conv is None else (_item_conv(conv) if isinstance(a, _Tensor) else conv, None)
+                for conv, shp, nb, a in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes, args)
+            ],
+            [
+                (functools.partial(torch.zeros_like, t, memory_format=torch.contiguous_format), nb, ls)
+                for t, nb, ls in zip(plan.native_out[0], plan.out_nbytes, plan.out_launch)
+            ],
+            plan.single,
+            ready="{a}.is_contiguous() and not {a}.is_neg() and not {a}.is_conj()",
+            ptr="{a}.data_ptr()",
+        )
     op._plans[key] = plan
     return plan
+
+
+def _item_conv(conv):
+    """A scalar parameter given as a 0-d tensor (the plan's key tells which slots are)."""
+    return lambda a: conv(a.item())
 
 
 def _check_number(op, p, a):
@@ -625,6 +648,11 @@ def call(op, args, static):
         plan = op._plans.get(key)
         if plan is None:
             plan = _build(op, skey, args, key)
+        run = plan.runner
+        if run is not None:
+            res = run(args)
+            if res is not None:
+                return res
         vals = []
         keep = None
         for conv, shp, nb, a in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes, args):

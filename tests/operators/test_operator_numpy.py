@@ -345,7 +345,7 @@ def test_scratch_and_policy_errors():
 
 
 def test_numpy_calls_run_generated_code_that_resets_what_changed():
-    # The NumPy route's calls run code generated for their signature (_launch.numpy_runner)
+    # The NumPy route's calls run code generated for their signature (_launch.host_runner)
     # with a launch context of their own, re-setting only the arguments whose value changed.
     # Each call must still reach the kernel with its own values: zeros whatever their sign
     # (0.0 == -0.0), NaN (NaN != NaN), the same arrays again, new arrays at new addresses,

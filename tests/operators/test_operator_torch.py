@@ -269,3 +269,32 @@ def test_scratch_and_per_call_policy():
     x = many.clone().requires_grad_(True)
     with pytest.raises(TypeError, match="t_psum: torch.autograd needs jvp/transpose rules"):
         psum(x).sum().backward()
+
+
+def test_direct_route_runs_generated_code_that_resets_what_changed():
+    # CPU tensors without grad: each call signature runs code generated for it
+    # (tiarray._launch.host_runner), re-setting only the arguments whose value changed. Each
+    # call must still reach the kernel with its own values: zeros of both signs, NaN, a 0-d
+    # tensor scalar, new tensors, a strided or negated view (the generic path), fresh outputs.
+    from tiarray._internal import debug_mode
+
+    x = torch.as_tensor(rng.standard_normal(40).astype(np.float32))
+    y = torch.full((40,), -0.0)
+    axpy(1.0, x, y)
+    plans = [p for k, p in axpy._plans.items() if k[0] == "torch" and k[-1] == (y.dtype, y.shape, False)]
+    assert plans and all((p.runner is None) == debug_mode() for p in plans)
+    outs = []
+    for alpha in (2.0, 2.0, 0.0, -0.0, 0.0, float("nan"), float("nan"), torch.tensor(-3.5), -3.5):
+        got = axpy(alpha, x, y)
+        want = axpy_ref(float(alpha), x.numpy(), y.numpy())
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want))  # -0.0 * x + -0.0
+        assert got.is_contiguous() and all(got.data_ptr() != o.data_ptr() for o in outs)
+        outs.append(got)
+    base = torch.as_tensor(rng.standard_normal(80).astype(np.float32))
+    np.testing.assert_array_equal(
+        axpy(1.5, base[::2], y).numpy(), axpy_ref(1.5, base[::2].numpy(), y.numpy())
+    )
+    neg = torch._neg_view(x)  # a lazily negated view: the same memory, read as -x
+    np.testing.assert_array_equal(axpy(1.5, neg, y).numpy(), axpy_ref(1.5, -x.numpy(), y.numpy()))
+    np.testing.assert_array_equal(axpy(1.5, x, y).numpy(), axpy_ref(1.5, x.numpy(), y.numpy()))
