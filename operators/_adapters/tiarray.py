@@ -6,7 +6,9 @@ outputs are new zero-filled TiArrays on Taichi's device.
 
 from __future__ import annotations
 
-from tiarray._internal import TiArray, copy_array, empty_owned, view_of
+import functools
+
+from tiarray._internal import TiArray, copy_array, empty_owned, host_runner, view_of
 
 from ._eager import CACHES, HostInputs, ensure_init, host_view, make_plan, not_an_array, program
 
@@ -53,8 +55,36 @@ def _build(op, skey, args, key):
     kind = device.kind if device is not None else "cpu"
     plan = make_plan(op, skey, tuple(in_sds), "TiArray", kind)
     plan.native_out = device
+    if kind == "cpu" and not plan.extra and plan.alias is None:
+        # the whole call as generated code (None where it does not apply)
+        dev = device if device is not None else _current_device()
+        plan.runner = host_runner(
+            plan.spec,
+            [
+                (nb, shp) if conv is None else (_item_conv(conv) if isinstance(a, TiArray) else conv, None)
+                for conv, shp, nb, a in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes, args)
+            ],
+            [
+                (functools.partial(_empty_owned, sh, d, dev, zero=True), nb, ls)
+                for sh, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch)
+            ],
+            plan.single,
+            ready="{a}._is_c_contiguous()",
+            ptr="{a}._ptr",
+        )
     op._plans[key] = plan
     return plan
+
+
+def _item_conv(conv):
+    """A scalar parameter given as a 0-d TiArray (the plan's key tells which slots are)."""
+    return lambda a: conv(a.item())
+
+
+def _current_device():
+    from tiarray._internal import current_device
+
+    return current_device()
 
 
 def call(op, args, static):
@@ -79,6 +109,11 @@ def call(op, args, static):
     plan = op._plans.get(key)
     if plan is None:
         plan = _build(op, skey, args, key)
+    run = plan.runner
+    if run is not None:
+        res = run(args)
+        if res is not None:
+            return res
     vals = []
     keep = []
     for conv, shp, a in zip(plan.in_conv, plan.in_shapes, args):

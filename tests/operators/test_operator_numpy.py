@@ -372,3 +372,27 @@ def test_numpy_calls_run_generated_code_that_resets_what_changed():
     base = rng.standard_normal(80).astype(np.float32)
     np.testing.assert_array_equal(axpy(1.5, base[::2], y), axpy_ref(1.5, base[::2], y))
     np.testing.assert_array_equal(axpy(1.5, x, y), axpy_ref(1.5, x, y))
+
+
+def test_tiarray_calls_run_generated_code_that_resets_what_changed():
+    # The same generated code for TiArray calls on the CPU (see the NumPy test above)
+    from tiarray._internal import debug_mode
+
+    xn = rng.standard_normal(40).astype(np.float32)
+    x, y = ta.asarray(xn), ta.asarray(np.full(40, -0.0, np.float32))
+    axpy(1.0, x, y)
+    plans = [p for k, p in axpy._plans.items() if k[0] == "tiarray" and k[-1] == (y.dtype, y.shape)]
+    assert plans and all((p.runner is None) == debug_mode() for p in plans)
+    outs = []
+    for alpha in (2.0, 2.0, 0.0, -0.0, 0.0, float("nan"), ta.asarray(-3.5), -3.5):
+        got = axpy(alpha, x, y)
+        assert isinstance(got, ta.TiArray)
+        want = axpy_ref(float(alpha), xn, np.asarray(y))
+        np.testing.assert_array_equal(np.asarray(got), want)
+        np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(want))
+        assert all(got.ptr != o.ptr for o in outs)
+        outs.append(got)
+    base = ta.asarray(rng.standard_normal(80).astype(np.float32))
+    np.testing.assert_array_equal(
+        np.asarray(axpy(1.5, base[::2], y)), axpy_ref(1.5, np.asarray(base)[::2], np.asarray(y))
+    )
