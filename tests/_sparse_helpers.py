@@ -20,6 +20,19 @@ TAICHI_ON_CUDA = os.environ.get("TIARRAY_ARCH", "").strip().lower() in ("cuda", 
 NONDET_TOL = 1e-12 if TAICHI_ON_CUDA else 0.0
 
 
+def host_op_off_cpu(monkeypatch):
+    """Make the sparse eager helpers' ``_xp.host_op`` take its device path (inputs as TiArrays
+    on Taichi's device, NumPy results) while Taichi runs on the CPU."""
+    import types
+
+    from tiarray.operators.sparse import _xp
+
+    real = _xp._core
+    off_cpu = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
+    off_cpu.is_cpu = lambda: False
+    monkeypatch.setattr(_xp, "_core", off_cpu)
+
+
 def host_call(fn, *args, **kw):
     """``fn`` on NumPy inputs, NumPy results, wherever Taichi computes: on CUDA (where NumPy
     arrays are refused, tiarray makes no silent copies) through TiArrays on its device."""

@@ -32,6 +32,8 @@ from __future__ import annotations
 import ast
 import ctypes
 import functools
+import itertools
+import math
 import re
 import sys
 import threading
@@ -273,9 +275,11 @@ class _Spec:
         Arrays are ``(ptr, nbytes, shape)``; ``grads`` (reverse mode) gives one gradient
         pointer (or 0) per non-template parameter.
         """
-        if grads is not None:
+        # a fresh context: reverse mode, and every launch off the CPU (see reuse_contexts;
+        # debug mode is the CPU's only, so it is never skipped here)
+        if grads is not None or not (_REUSE[0] or reuse_contexts()):
             ctx = self.t_kernel.make_launch_context()
-            for (kind, idx), v, g in zip(self.setters, values, grads):
+            for (kind, idx), v, g in zip(self.setters, values, _NO_GRADS if grads is None else grads):
                 _set_arg(ctx, kind, idx, v, g, self)
             with _launch_lock:
                 try:
@@ -285,16 +289,6 @@ class _Spec:
             return
         if _DEBUG[0] is not False and debug_mode():
             return _debug_launch(self, values)
-        if not _REUSE[0] and not reuse_contexts():
-            ctx = self.t_kernel.make_launch_context()
-            for (kind, idx), v in zip(self.setters, values):
-                _set_arg(ctx, kind, idx, v, 0, self)
-            with _launch_lock:
-                try:
-                    self.run(self.compiled, ctx)
-                except AssertionError as e:
-                    raise _kernel_error(self, values, e) from None
-            return
         with _launch_lock:
             ctx = self._ctx
             last = self._last
@@ -316,6 +310,7 @@ class _Spec:
 
 
 _MAX_ELEMENTS = 2**31 - 1
+_NO_GRADS = itertools.repeat(0)
 
 
 def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, names=None):
@@ -347,7 +342,7 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
     for i, (a, shape) in enumerate(ins):
         kind, idx = spec.setters[i]
         if shape is not None:
-            if kind != _P_ARRAY or _prod(shape) > _MAX_ELEMENTS:
+            if kind != _P_ARRAY or math.prod(shape) > _MAX_ELEMENTS:
                 return None
             body.append(f"    a{i} = args[{i}]")
             body.append(f"    if not ({ready.format(a=f'a{i}')}):\n        return None")
@@ -371,7 +366,7 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
             values.append(f"p{i}")
     for j, (alloc, nb, ls) in enumerate(outs):
         kind, idx = spec.setters[n_in + j]
-        if kind != _P_ARRAY or _prod(ls) > _MAX_ELEMENTS:
+        if kind != _P_ARRAY or math.prod(ls) > _MAX_ELEMENTS:
             return None
         ns[f"A{j}"] = alloc
         body.append(f"    o{j} = A{j}()")
@@ -395,13 +390,6 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
     src = "def run(args):\n" + "\n".join(body) + "\n"
     exec(compile(src, f"<tiarray {spec.label} runner>", "exec"), ns)
     return ns["run"]
-
-
-def _prod(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 # debug mode on the CPU (None: not known yet for the running program)
@@ -518,9 +506,7 @@ def _entry_point() -> str:
 
 def _set_arg(ctx, kind, idx, v, g, spec):
     if kind == _P_ARRAY:
-        n = 1
-        for s in v[2]:
-            n *= s
+        n = math.prod(v[2])
         if n > _MAX_ELEMENTS:
             # Taichi indexes arrays with 32-bit ints: larger ones gave wrong sums and crashed
             # scans; one rule for every kernel (checked only when an argument changes: no cost)

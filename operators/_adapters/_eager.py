@@ -14,7 +14,7 @@ from __future__ import annotations
 from tiarray import _internal as _core
 from tiarray._internal import P_FLOAT as _P_FLOAT
 
-__all__ = ["Plan", "make_plan"]
+__all__ = ["Plan", "make_plan", "runner_inputs"]
 
 
 class Plan:
@@ -101,6 +101,22 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
     p.native_out = None
     p.runner = None
     return p
+
+
+def runner_inputs(plan: Plan, args, boxed=None) -> list:
+    """``host_runner``'s ``ins`` for the call ``args`` that built ``plan``: ``(nbytes, launch
+    shape)`` per array, ``(conv, None)`` per scalar; a scalar given as a 0-d array of type
+    ``boxed`` (a tensor, a TiArray: the plan's key tells which slots are) is read with ``.item()``."""
+    return [
+        (nb, shp)
+        if conv is None
+        else (_item_conv(conv) if boxed is not None and isinstance(a, boxed) else conv, None)
+        for conv, shp, nb, a in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes, args)
+    ]
+
+
+def _item_conv(conv):
+    return lambda a: conv(a.item())
 
 
 def _spec_is_serial(op, res, kind) -> bool:

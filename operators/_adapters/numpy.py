@@ -15,7 +15,7 @@ from tiarray._internal import dtypes as _dtypes
 from tiarray._internal import host_runner
 from tiarray._internal import numpy_data_ptr as data_ptr
 
-from ._eager import CACHES, ensure_init, make_plan, not_an_array, program
+from ._eager import CACHES, ensure_init, make_plan, not_an_array, program, runner_inputs
 
 __all__ = ["call"]
 
@@ -60,7 +60,7 @@ def _build(op, skey, args, key):
         # the whole call as generated code (about 1 us less per call; None where it does not apply)
         plan.runner = host_runner(
             plan.spec,
-            [(nb, shp) if conv is None else (conv, None) for conv, shp, nb in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes)],
+            runner_inputs(plan, args),
             [(functools.partial(_zeros, sh, d), nb, ls)
              for sh, d, nb, ls in zip(plan.out_shapes, plan.native_out, plan.out_nbytes, plan.out_launch)],
             plan.single,

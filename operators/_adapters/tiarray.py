@@ -8,9 +8,18 @@ from __future__ import annotations
 
 import functools
 
-from tiarray._internal import TiArray, copy_array, empty_owned, host_runner, view_of
+from tiarray._internal import TiArray, copy_array, current_device, empty_owned, host_runner, view_of
 
-from ._eager import CACHES, HostInputs, ensure_init, host_view, make_plan, not_an_array, program
+from ._eager import (
+    CACHES,
+    HostInputs,
+    ensure_init,
+    host_view,
+    make_plan,
+    not_an_array,
+    program,
+    runner_inputs,
+)
 
 _empty_owned = empty_owned
 
@@ -57,13 +66,10 @@ def _build(op, skey, args, key):
     plan.native_out = device
     if kind == "cpu" and not plan.extra and plan.alias is None:
         # the whole call as generated code (None where it does not apply)
-        dev = device if device is not None else _current_device()
+        dev = device if device is not None else current_device()
         plan.runner = host_runner(
             plan.spec,
-            [
-                (nb, shp) if conv is None else (_item_conv(conv) if isinstance(a, TiArray) else conv, None)
-                for conv, shp, nb, a in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes, args)
-            ],
+            runner_inputs(plan, args, TiArray),
             [
                 (functools.partial(_empty_owned, sh, d, dev, zero=True), nb, ls)
                 for sh, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch)
@@ -74,17 +80,6 @@ def _build(op, skey, args, key):
         )
     op._plans[key] = plan
     return plan
-
-
-def _item_conv(conv):
-    """A scalar parameter given as a 0-d TiArray (the plan's key tells which slots are)."""
-    return lambda a: conv(a.item())
-
-
-def _current_device():
-    from tiarray._internal import current_device
-
-    return current_device()
 
 
 def call(op, args, static):
@@ -127,8 +122,6 @@ def call(op, args, static):
     outs = []
     device = plan.native_out
     if device is None:
-        from tiarray._internal import current_device
-
         device = current_device()
     alias = plan.alias
     for j, (shape, d, nb, ls) in enumerate(

@@ -42,7 +42,7 @@ from tiarray._internal import P_FLOAT as _P_FLOAT
 from tiarray._internal import dtypes as _dtypes
 from tiarray._internal import host_runner as _host_runner
 
-from ._eager import CACHES, HostInputs, ensure_init, make_plan, program
+from ._eager import CACHES, HostInputs, ensure_init, make_plan, program, runner_inputs
 
 __all__ = ["call"]
 
@@ -122,10 +122,7 @@ def _build(op, skey, args, key):
         # the direct route's whole call as generated code (None where it does not apply)
         plan.runner = _host_runner(
             plan.spec,
-            [
-                (nb, shp) if conv is None else (_item_conv(conv) if isinstance(a, _Tensor) else conv, None)
-                for conv, shp, nb, a in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes, args)
-            ],
+            runner_inputs(plan, args, _Tensor),
             [
                 (functools.partial(torch.zeros_like, t, memory_format=torch.contiguous_format), nb, ls)
                 for t, nb, ls in zip(plan.native_out[0], plan.out_nbytes, plan.out_launch)
@@ -136,11 +133,6 @@ def _build(op, skey, args, key):
         )
     op._plans[key] = plan
     return plan
-
-
-def _item_conv(conv):
-    """A scalar parameter given as a 0-d tensor (the plan's key tells which slots are)."""
-    return lambda a: conv(a.item())
 
 
 def _check_number(op, p, a):

@@ -108,22 +108,15 @@ def deliver_kernel(
 
 
 @ti.func
-def _deliver_segment(weights: ti.template(), perm: ti.template(), cols: ti.template(), wsort: ti.template(),
-                     out: ti.template(), sc, a, b, s, n):  # fmt: skip
-    """Synapses ``[a, b)`` of the row-major index, all of one delay: ``out[s, cols[q]] += w_q sc``."""
+def _deliver_segment(weights: ti.template(), perm: ti.template(), cols: ti.template(), out: ti.template(),
+                     sc, a, b, s, n):  # fmt: skip
+    """Synapses ``[a, b)`` of the row-major index, all of one delay, their weights read through
+    ``perm`` (weights that may change): ``out[s, cols[q]] += weights[perm[q]] sc``."""
     for q in range(a, b):
         c = cols[q]
         if _valid(c, n):
-            w = ti.cast(0, out.get_type().element_type)
-            if ti.static(ndim(weights) == 0):
-                w = ti.cast(weights[None], out.get_type().element_type)
-            else:
-                if wsort.shape[0] > 0:
-                    w = ti.cast(wsort[q], out.get_type().element_type)
-                else:
-                    w = ti.cast(weights[perm[q]], out.get_type().element_type)
             cc = ti.cast(c, ti.i32)
-            out[s, cc] = out[s, cc] + w * sc
+            out[s, cc] = out[s, cc] + ti.cast(weights[perm[q]], out.get_type().element_type) * sc
 
 
 @ti.real_func
@@ -138,7 +131,7 @@ def _deliver_run(
     scale: ti.f64,
 ):
     """``out[s, cols[q]] += wsort[q] scale`` over ``[a, b)``: :func:`_deliver_segment` with the
-    weights in index order, as a real function (the pointers arrive in registers; inlined,
+    weights already in index order, as a real function (the pointers arrive in registers; inlined,
     every store reloads them, see ``_csr_kernels._scatter_row``)."""
     sc = ti.cast(scale, out.get_type().element_type)
     for q in range(a, b):
@@ -218,7 +211,7 @@ def deliver_sorted_kernel(
                                     elif wsort.shape[0] > 0:
                                         _deliver_run(wsort, cols, out, s, a, b, n, ti.cast(sc, ti.f64))
                                     else:
-                                        _deliver_segment(weights, perm, cols, wsort, out, sc, a, b, s, n)
+                                        _deliver_segment(weights, perm, cols, out, sc, a, b, s, n)
                 i = kk
 
 

@@ -10,7 +10,7 @@ import _jitc_reference as R
 import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
-from _sparse_helpers import guarded, parallel_mode
+from _sparse_helpers import guarded, host_op_off_cpu, parallel_mode
 from tiarray.operators.sparse import _fcn, _fcn_kernels, _once
 
 from tiarray import _dtypes
@@ -61,14 +61,7 @@ def test_host_passes_through_device_arrays(monkeypatch):
     # Off the CPU the eager helpers pass their host inputs to Taichi as TiArrays on its
     # device (_xp.host_op); a 0-d seed became a (1,) array there and every CUDA call of
     # fixed_num_conn was refused (first CUDA run, 2026-12-04). That path, taken on the CPU:
-    import types
-
-    from tiarray.operators.sparse import _xp
-
-    real = _xp._core
-    off_cpu = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
-    off_cpu.is_cpu = lambda: False
-    monkeypatch.setattr(_xp, "_core", off_cpu)
+    host_op_off_cpu(monkeypatch)
     m, n, k, seed = 23, 31, 7, 777
     idx = sp.fixed_num_conn(m, n, k, seed=seed)
     assert type(idx) is np.ndarray and idx.shape == (m, k)

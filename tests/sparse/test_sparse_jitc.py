@@ -9,7 +9,7 @@ import _jitc_reference as R
 import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
-from _sparse_helpers import parallel_mode
+from _sparse_helpers import host_op_off_cpu, parallel_mode
 
 DISTS = {"homo": (0.7,), "uniform": (-0.5, 1.5), "normal": (0.3, 1.2)}
 MODES = ["serial", "parallel"]
@@ -45,14 +45,9 @@ def test_todense_of_parameters_is_made_where_taichi_runs(monkeypatch, dist):
     # Only parameters, no data arrays: where Taichi runs on CUDA the matrix is made on the
     # device and returned as NumPy (before, the NumPy route refused the call, asking to move
     # arrays the caller never passed). That path (_xp.host_op off the CPU), taken on the CPU:
-    import types
-
     from tiarray.operators.sparse import _xp
 
-    real = _xp._core
-    off_cpu = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
-    off_cpu.is_cpu = lambda: False
-    monkeypatch.setattr(_xp, "_core", off_cpu)
+    host_op_off_cpu(monkeypatch)
     calls = []
     host_op = _xp.host_op
     monkeypatch.setattr(_xp, "host_op", lambda *a, **k: calls.append(1) or host_op(*a, **k))
