@@ -1,7 +1,9 @@
 """Per-call cost of an Operator from NumPy, torch, JAX (eager, jit, fori_loop), against baselines.
 
 The operator is ``axpy`` (``out = alpha * x + y``) on 16 float32 elements: the work is
-nothing, so the numbers are the overhead of each route. Every row is measured in the
+nothing, so the numbers are the overhead of each route (``--size N`` for another length:
+below 256 elements every new torch tensor lands at a new address, so each call re-sets the
+output argument, ~0.9 us; from 256 on the freed address comes back). Every row is measured in the
 same run as the baselines it is compared with:
 
 - ``raw launch``: ``Launcher.spec(...).launch`` with pointers ready, a new output
@@ -111,6 +113,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument(
+        "--size", type=int, default=16, help="axpy's length (default 16: the work is nothing; CPU mode)"
+    )
+    ap.add_argument(
         "--gpu", action="store_true", help="on one CUDA GPU: JAX GPU and torch CUDA rows (gpu_main)"
     )
     ap.add_argument("--gpu-device", choices=["cuda", "cpu"], default="cuda", help=argparse.SUPPRESS)
@@ -130,8 +135,9 @@ def main():
     t_init = time.perf_counter() - t0
 
     _axpy, axpy = make_axpy()
-    x = np.arange(16, dtype=np.float32)
-    y = np.ones(16, np.float32)
+    S = args.size
+    x = np.arange(S, dtype=np.float32)
+    y = np.ones(S, np.float32)
     t0 = time.perf_counter()
     axpy(2.0, x, y)
     t_first = time.perf_counter() - t0
@@ -139,7 +145,7 @@ def main():
     axpy(2.0, x, y)
     t_second = time.perf_counter() - t0
     t0 = time.perf_counter()
-    axpy(2.0, np.arange(32, dtype=np.float32), np.ones(32, np.float32))
+    axpy(2.0, np.arange(S + 16, dtype=np.float32), np.ones(S + 16, np.float32))
     t_newshape = time.perf_counter() - t0
 
     B = Rounds(R)
@@ -151,14 +157,14 @@ def main():
 
     # --------------------------------------------------------------- baselines
     spec = next(iter(axpy._plans.values())).spec
-    outs = [np.zeros(16, np.float32) for _ in range(2)]
+    outs = [np.zeros(S, np.float32) for _ in range(2)]
     px, py = x.ctypes.data, y.ctypes.data
     po = [o.ctypes.data for o in outs]
     k = [0]
 
     def raw():
         k[0] ^= 1
-        spec.launch([2.0, (px, 64, (16,)), (py, 64, (16,)), (po[k[0]], 64, (16,))])
+        spec.launch([2.0, (px, 4 * S, (S,)), (py, 4 * S, (S,)), (po[k[0]], 4 * S, (S,))])
 
     ref = 2.0 * x + y
     raw()
@@ -308,7 +314,7 @@ def main():
     if TRIV is not None:
         base_of["jit x+1"] = B.median(TRIV)
     print(
-        f"# Operator call overhead: axpy on 16 float32; microseconds per call, median and best of {R} "
+        f"# Operator call overhead: axpy on {S} float32; microseconds per call, median and best of {R} "
         "rounds (routes measured round-robin)"
     )
     print(

@@ -436,6 +436,8 @@ class Operator:
         )
         self._resolved: dict = {}
         self._plans: dict = {}  # adapters' per-call caches (per program)
+        # the fast path: ((static dict, guarded runner), ...), most recent first (_eager.remember_fast)
+        self._fast: tuple = ()
         _core.register_cache(self._forget_plans)
         self._lock = threading.RLock()
         self._adapter_state: dict = {}  # per framework: primitives, torch ops ...
@@ -510,6 +512,7 @@ class Operator:
     def _forget_plans(self) -> None:
         """The registry's clear hook: the plans hold specs compiled for the old program."""
         self._plans.clear()
+        self._fast = ()
 
     # ------------------------------------------------------------------ calling
 
@@ -552,6 +555,18 @@ class Operator:
         h = _TRACE_HOOK[0]
         if h is not None and h[0]():  # torch.compile is tracing this call
             return h[1](self, args, static)
+        # the fast path: a signature an eager adapter ran through generated code before; the
+        # runner checks the arguments itself (None: not its signature), skipping the
+        # framework detection and the plan key (~1-2 us a call; bench_operators.py)
+        for fs, run in self._fast:
+            try:
+                same = static == fs
+            except Exception:  # a static value whose == is not a bool (an array): the full path says
+                break
+            if same:
+                r = run(args)
+                if r is not None:
+                    return r
         return _dispatch(self, args, static)
 
     # ------------------------------------------------------------------ shared logic

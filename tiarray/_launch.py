@@ -34,6 +34,7 @@ import ctypes
 import functools
 import itertools
 import math
+import os as _os
 import re
 import sys
 import threading
@@ -313,22 +314,29 @@ _MAX_ELEMENTS = 2**31 - 1
 _NO_GRADS = itertools.repeat(0)
 
 
-def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, names=None):
+def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, names=None, guard=None):
     """A forward launch of ``spec`` specialised to one call signature of host arrays:
     ``run(args)`` -> the new outputs (one array when ``single``, else a tuple), or None
     where an array input is not ready to pass by pointer (the caller takes its generic path).
 
     ``ins``: per kernel input, ``(nbytes, launch shape)`` of an array or ``(conv, None)`` of a
     scalar (``conv(arg)`` gives the Python number); ``outs``: per output, ``(alloc, nbytes,
-    launch shape)`` with ``alloc()`` a new zero-filled array. ``ready`` and ``ptr`` are the
-    framework's expressions of an array ``{a}``: whether it can be passed as it is (C-contiguous,
-    ...), and its data pointer; ``names`` what they use. Generated code with the sizes and slots
+    launch shape)`` with ``alloc()`` a new zero-filled array, or ``alloc`` an expression of
+    ``names`` that makes one. ``ready`` and ``ptr`` are the framework's expressions of an
+    array ``{a}``: whether it can be passed as it is (C-contiguous, ...), and its data
+    pointer; ``names`` what they use. Generated code with the sizes and slots
     inlined and a launch context of its own whose arguments are re-set only when their value
     changed: an eager call costs about the launch itself (the generic path through
     ``spec.launch``, tuples built and compared per argument, costs 1-1.5 us more;
     ``bench_operators.py``). On the CPU only, not in debug mode (every launch there goes
     through ``_debug_launch``), and None for operands past ``_MAX_ELEMENTS`` (the generic
-    path raises for them)."""
+    path raises for them).
+
+    ``guard=(pre, checks)`` makes the runner check the call signature itself, for a caller
+    that has not built a plan key (``Operator.__call__``'s fast path): ``run`` returns None
+    unless ``args`` has one entry per input, for each input ``i`` the expression ``checks[i]``
+    of ``{a}`` holds (the framework's type, dtype, shape ... exactly as the caller's plan key
+    would find them), the running program is the one it was made for, and ``pre`` holds."""
     if not reuse_contexts() or debug_mode():
         return None
     ns = dict(names or {})
@@ -339,14 +347,31 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
     setter = {_P_FLOAT: "set_arg_float", _P_INT: "set_arg_int", _P_UINT: "set_arg_uint"}
     body, sets, values = [], [], []
     n_in = len(ins)
+    arrays = [i for i, (_, shape) in enumerate(ins) if shape is not None]
+    if guard is not None:
+        # one test of the whole signature, inside a try: an argument that cannot even be
+        # inspected (a wrong count, a tensor without storage) sends the call to the full path,
+        # whose error names it; every input's check comes first, so another framework's call
+        # fails on the first; the context belongs to this program (after a reset the full
+        # path re-plans)
+        pre, checks = guard
+        ns.update(prog=_runtime.program, P=_runtime.program())
+        names_in = "".join(f"a{i}, " for i in range(n_in))
+        conds = [f"({checks[i].format(a=f'a{i}')})" for i in range(n_in)]
+        conds += ["prog() is P", f"({pre})"] + [f"({ready.format(a=f'a{i}')})" for i in arrays]
+        body.append(f"    try:\n        {names_in or '_'} = args" if n_in else "    try:\n        () = args")
+        body.append("        if not (" + "\n                and ".join(conds) + "):\n            return None")
+        body.extend(f"        p{i} = {ptr.format(a=f'a{i}')}" for i in arrays)
+        body.append("    except Exception:\n        return None")
     for i, (a, shape) in enumerate(ins):
         kind, idx = spec.setters[i]
         if shape is not None:
             if kind != _P_ARRAY or math.prod(shape) > _MAX_ELEMENTS:
                 return None
-            body.append(f"    a{i} = args[{i}]")
-            body.append(f"    if not ({ready.format(a=f'a{i}')}):\n        return None")
-            body.append(f"    p{i} = {ptr.format(a=f'a{i}')}")
+            if guard is None:
+                body.append(f"    a{i} = args[{i}]")
+                body.append(f"    if not ({ready.format(a=f'a{i}')}):\n        return None")
+                body.append(f"    p{i} = {ptr.format(a=f'a{i}')}")
             sets.append(
                 f"        if L[{i}] != p{i}:\n            L[{i}] = None\n"
                 f"            ctx.set_arg_external_array_with_shape({idx!r}, p{i}, {a}, {shape!r}, 0)\n"
@@ -357,7 +382,7 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
             if kind not in setter:
                 return None
             ns[f"C{i}"] = a
-            body.append(f"    p{i} = C{i}(args[{i}])")
+            body.append(f"    p{i} = C{i}(a{i})" if guard is not None else f"    p{i} = C{i}(args[{i}])")
             # zeros are always set (0.0 == -0.0: the sign bit reaches the kernel), NaN too
             sets.append(
                 f"        if L[{i}] != p{i} or p{i} == 0:\n            L[{i}] = None\n"
@@ -368,8 +393,11 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
         kind, idx = spec.setters[n_in + j]
         if kind != _P_ARRAY or math.prod(ls) > _MAX_ELEMENTS:
             return None
-        ns[f"A{j}"] = alloc
-        body.append(f"    o{j} = A{j}()")
+        if isinstance(alloc, str):  # an expression of ``names``
+            body.append(f"    o{j} = {alloc}")
+        else:
+            ns[f"A{j}"] = alloc
+            body.append(f"    o{j} = A{j}()")
         body.append(f"    q{j} = {ptr.format(a=f'o{j}')}")
         q = n_in + j
         sets.append(
@@ -388,6 +416,8 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
     res = "o0" if single else "(" + "".join(f"o{j}, " for j in range(len(outs))) + ")"
     body.append(f"    return {res}")
     src = "def run(args):\n" + "\n".join(body) + "\n"
+    if _os.environ.get("TIARRAY_SHOW_RUNNERS"):
+        print(src)
     exec(compile(src, f"<tiarray {spec.label} runner>", "exec"), ns)
     return ns["run"]
 

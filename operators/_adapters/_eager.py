@@ -14,7 +14,7 @@ from __future__ import annotations
 from tiarray import _internal as _core
 from tiarray._internal import P_FLOAT as _P_FLOAT
 
-__all__ = ["Plan", "make_plan", "runner_inputs"]
+__all__ = ["Plan", "make_plan", "runner_inputs", "remember_fast"]
 
 
 class Plan:
@@ -38,6 +38,7 @@ class Plan:
         "decide",  # per-call policy (CPU only) or None
         "alias",  # per output: the input it starts from (Operator aliases), or None; None without
         "runner",  # a launch specialised to the call (the NumPy adapter's), or None
+        "fast",  # (static dict, guarded runner) for Operator.__call__'s fast path, or None
     )
 
     def select(self, host_inputs):
@@ -100,7 +101,21 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
     p.alias = res.alias
     p.native_out = None
     p.runner = None
+    p.fast = None
     return p
+
+
+FAST_SLOTS = 4  # signatures per Operator on the fast path (a network calls one operator on a few)
+
+
+def remember_fast(op, plan) -> None:
+    """Put ``plan``'s guarded runner first on ``op``'s fast path (after the adapter's own
+    route ran it, so only signatures that the runner takes are remembered)."""
+    f = op._fast
+    e = plan.fast
+    if e is None or (f and f[0] is e):
+        return
+    op._fast = (e, *[x for x in f if x is not e][: FAST_SLOTS - 1])
 
 
 def runner_inputs(plan: Plan, args, boxed=None) -> list:

@@ -7,15 +7,13 @@ start from, for an Operator's ``aliases``). Taichi must run on the CPU.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from tiarray._internal import dtypes as _dtypes
 from tiarray._internal import host_runner
 from tiarray._internal import numpy_data_ptr as data_ptr
 
-from ._eager import CACHES, ensure_init, make_plan, not_an_array, program, runner_inputs
+from ._eager import CACHES, ensure_init, make_plan, not_an_array, program, remember_fast, runner_inputs
 
 __all__ = ["call"]
 
@@ -57,17 +55,42 @@ def _build(op, skey, args, key):
     plan = make_plan(op, skey, tuple(in_sds), "NumPy", "cpu")
     plan.native_out = tuple(d.numpy for d in plan.out_dtypes)
     if not plan.extra and plan.alias is None:
-        # the whole call as generated code (about 1 us less per call; None where it does not apply)
+        # the whole call as generated code (about 1 us less per call; None where it does not apply),
+        # and the same checking its own signature for Operator.__call__'s fast path
+        ins = runner_inputs(plan, args)
+        outs = [
+            (f"Z({sh!r}, D{j})", nb, ls)
+            for j, (sh, nb, ls) in enumerate(zip(plan.out_shapes, plan.out_nbytes, plan.out_launch))
+        ]
+        names = {
+            "dp": data_ptr,
+            "Z": _zeros,
+            "nd": _ndarray,
+            **{f"D{j}": d for j, d in enumerate(plan.native_out)},
+        }
         plan.runner = host_runner(
-            plan.spec,
-            runner_inputs(plan, args),
-            [(functools.partial(_zeros, sh, d), nb, ls)
-             for sh, d, nb, ls in zip(plan.out_shapes, plan.native_out, plan.out_nbytes, plan.out_launch)],
-            plan.single,
-            ready="{a}.flags.c_contiguous",
-            ptr="dp({a})",
-            names={"dp": data_ptr},
-        )  # fmt: skip
+            plan.spec, ins, outs, plan.single, ready="{a}.flags.c_contiguous", ptr="dp({a})", names=names
+        )
+        if plan.runner is not None:
+            checks = []
+            for i, a in enumerate(args):  # what the key reads: an ndarray's dtype and shape, else the type
+                if isinstance(a, _ndarray):
+                    names[f"D_{i}"], names[f"S_{i}"] = a.dtype, a.shape
+                    checks.append(f"type({{a}}) is nd and {{a}}.dtype is D_{i} and {{a}}.shape == S_{i}")
+                else:
+                    names[f"K_{i}"] = type(a)
+                    checks.append(f"type({{a}}) is K_{i}")
+            fast = host_runner(
+                plan.spec,
+                ins,
+                outs,
+                plan.single,
+                ready="{a}.flags.c_contiguous",
+                ptr="dp({a})",
+                names=names,
+                guard=("True", checks),
+            )
+            plan.fast = None if fast is None else (dict(skey), fast)
     op._plans[key] = plan
     return plan
 
@@ -92,6 +115,7 @@ def call(op, args, static):
     if run is not None:
         res = run(args)
         if res is not None:
+            remember_fast(op, plan)
             return res
     vals = []
     keep = None

@@ -18,6 +18,7 @@ from ._eager import (
     make_plan,
     not_an_array,
     program,
+    remember_fast,
     runner_inputs,
 )
 
@@ -67,17 +68,35 @@ def _build(op, skey, args, key):
     if kind == "cpu" and not plan.extra and plan.alias is None:
         # the whole call as generated code (None where it does not apply)
         dev = device if device is not None else current_device()
+        ins = runner_inputs(plan, args, TiArray)
+        outs = [
+            (functools.partial(_empty_owned, sh, d, dev, zero=True), nb, ls)
+            for sh, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch)
+        ]
         plan.runner = host_runner(
-            plan.spec,
-            runner_inputs(plan, args, TiArray),
-            [
-                (functools.partial(_empty_owned, sh, d, dev, zero=True), nb, ls)
-                for sh, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch)
-            ],
-            plan.single,
-            ready="{a}._is_c_contiguous()",
-            ptr="{a}._ptr",
+            plan.spec, ins, outs, plan.single, ready="{a}._is_c_contiguous()", ptr="{a}._ptr"
         )
+        if plan.runner is not None:
+            # the same checking its own signature (what the key reads) for Operator.__call__'s fast path
+            names, checks = {"TA": TiArray}, []
+            for i, a in enumerate(args):
+                if isinstance(a, TiArray):
+                    names[f"D_{i}"], names[f"S_{i}"] = a._dtype, a._shape
+                    checks.append(f"type({{a}}) is TA and {{a}}._dtype is D_{i} and {{a}}._shape == S_{i}")
+                else:
+                    names[f"K_{i}"] = type(a)
+                    checks.append(f"type({{a}}) is K_{i}")
+            fast = host_runner(
+                plan.spec,
+                ins,
+                outs,
+                plan.single,
+                ready="{a}._is_c_contiguous()",
+                ptr="{a}._ptr",
+                names=names,
+                guard=("True", checks),
+            )
+            plan.fast = None if fast is None else (dict(skey), fast)
     op._plans[key] = plan
     return plan
 
@@ -108,6 +127,7 @@ def call(op, args, static):
     if run is not None:
         res = run(args)
         if res is not None:
+            remember_fast(op, plan)
             return res
     vals = []
     keep = []

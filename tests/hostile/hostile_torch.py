@@ -78,3 +78,26 @@ def test_views_of_a_tensor_see_its_in_place_writes():
     assert float(v[0]) == 42.0
     v[1] = 7.0
     assert float(x[1]) == 7.0
+
+
+def test_an_operator_refuses_tensors_of_a_device_it_has_not_run_on():
+    # after a call on CPU tensors, meta tensors of the same dtype and shape took the CPU
+    # plan (its key read only is_cuda): their null data pointer reached the kernel (a crash)
+    import taichi as ti
+
+    @ti.kernel
+    def _double(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):
+        for i in x:
+            out[i] = 2 * x[i]
+
+    op = ta.Operator("h_double", kernel=_double, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype))
+    x = torch.arange(16, dtype=torch.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(op(x).numpy(), 2 * np.arange(16, dtype=np.float32))
+    for _ in range(2):
+        with pytest.raises(TypeError, match="h_double: tensors on device 'meta' are not supported"):
+            op(torch.ones(16, device="meta"))
+    if torch.backends.mkldnn.is_available():
+        with pytest.raises(TypeError, match="h_double: argument 'x' has layout torch._mkldnn"):
+            op(torch.ones(16).to_mkldnn())
+    np.testing.assert_array_equal(op(x).numpy(), 2 * np.arange(16, dtype=np.float32))

@@ -1,5 +1,6 @@
 """Operators called on NumPy arrays and TiArrays (no framework needed)."""
 
+import os
 import subprocess
 import sys
 import threading
@@ -396,3 +397,94 @@ def test_tiarray_calls_run_generated_code_that_resets_what_changed():
     np.testing.assert_array_equal(
         np.asarray(axpy(1.5, base[::2], y)), axpy_ref(1.5, np.asarray(base)[::2], np.asarray(y))
     )
+
+
+def test_fast_path_checks_the_whole_signature_itself():
+    # Once a signature ran through generated code, Operator.__call__ hands the next calls
+    # straight to that code (op._fast), which checks the signature itself instead of the
+    # adapter's plan key. Whatever differs from the remembered signature must take the full
+    # path and get its own answer: shapes, dtypes, a 0-d array or a NumPy scalar for a
+    # Python float, strided and read-only inputs, another static value, more signatures in
+    # turn than the fast path remembers, TiArrays next to NumPy arrays, bad arguments.
+    from tiarray._internal import debug_mode
+    from tiarray.operators._adapters._eager import FAST_SLOTS
+
+    x = rng.standard_normal(40).astype(np.float32)
+    y = rng.standard_normal(40).astype(np.float32)
+    np.testing.assert_array_equal(axpy(2.0, x, y), axpy_ref(2.0, x, y))
+    assert bool(axpy._fast) != debug_mode()  # (debug mode: every launch checked, no fast path)
+    np.testing.assert_array_equal(axpy(2.0, x, y), axpy_ref(2.0, x, y))
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    cases = [
+        (np.float32(0.5), x, y),
+        (np.array(1.5, np.float32), x, y),
+        (3, x, y),
+        (2.0, x64, y64),
+        (2.0, x[:20], y[:20]),
+        (2.0, np.repeat(x, 2)[::2], y),
+        (2.0, ta.asarray(x), ta.asarray(y)),
+    ]
+    ro = x.copy()
+    ro.flags.writeable = False
+    cases.append((2.0, ro, y))
+    for _ in range(2):
+        for a, u, v in cases:
+            got = axpy(a, u, v)
+            want = axpy_ref(float(a), np.asarray(u), np.asarray(v))
+            np.testing.assert_array_equal(np.asarray(got), want.astype(np.asarray(u).dtype))
+            assert type(got) is type(u)
+    # more signatures in turn than the fast path holds: each call still gets its own shape
+    lengths = list(range(3, 3 + 2 * FAST_SLOTS))
+    for _ in range(2):
+        for n in lengths:
+            np.testing.assert_array_equal(axpy(2.0, x[:n], y[:n]), axpy_ref(2.0, x[:n], y[:n]))
+    assert len(axpy._fast) <= FAST_SLOTS
+    # static parameters are part of the signature
+    np.testing.assert_array_equal(affine(x, mode="scale"), affine_ref(x, "scale"))
+    np.testing.assert_array_equal(affine(x, mode="scale"), affine_ref(x, "scale"))
+    np.testing.assert_array_equal(affine(x, mode="shift"), affine_ref(x, "shift"))
+    np.testing.assert_array_equal(affine(x, mode="scale"), affine_ref(x, "scale"))
+    with pytest.raises(TypeError, match="t_affine.*hashable"):
+        affine(x, mode=np.array([1, 2]))
+    # bad calls are refused by the full path, with its errors
+    with pytest.raises(TypeError, match="t_axpy"):
+        axpy(2.0, x)
+    with pytest.raises(TypeError, match="t_axpy"):
+        axpy(2.0, x, y, y, y)
+    with pytest.raises(TypeError, match="t_axpy.*'x'"):
+        axpy(2.0, [1.0, 2.0], y)
+    np.testing.assert_array_equal(axpy(2.0, x, y), axpy_ref(2.0, x, y))
+
+
+def test_fast_path_after_a_taichi_reset(tmp_path):
+    # the remembered code holds a launch context of the old program: after ti.reset (with or
+    # without a new ti.init) calls must re-plan, not launch into freed memory
+    code = (
+        "import numpy as np, tiarray as ta\nfrom tiarray._internal import ti\n"
+        "@ti.kernel\n"
+        "def k(a: ti.f32, x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):\n"
+        "    for i in x:\n"
+        "        out[i] = a * x[i]\n"
+        "op = ta.Operator('scale', kernel=k, outs=lambda a, x: ta.ShapeDtype(x.shape, x.dtype))\n"
+        "x = np.arange(4.0, dtype=np.float32)\n"
+        "for _ in range(3):\n"
+        "    assert (op(3.0, x) == 3 * x).all()\n"
+        "old = op._fast\n"
+        "assert old\n"
+        "ti.reset()\n"
+        "assert (op(2.0, x) == 2 * x).all()\n"
+        "assert (op(2.0, x) == 2 * x).all()\n"
+        "assert op._fast and not {id(r) for _, r in op._fast} & {id(r) for _, r in old}  # the new program's code\n"
+        "old = op._fast\n"
+        "ti.reset()\n"
+        "ta.init('cpu')\n"
+        "for _ in range(3):\n"
+        "    assert (op(4.0, x) == 4 * x).all()\n"
+        "assert op._fast and not {id(r) for _, r in op._fast} & {id(r) for _, r in old}\n"
+        "print('ok')\n"
+    )
+    script = tmp_path / "reset.py"
+    script.write_text(code)
+    env = {k: v for k, v in os.environ.items() if k != "TIARRAY_DEBUG"}  # (debug mode has no fast path)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]

@@ -281,7 +281,7 @@ def test_direct_route_runs_generated_code_that_resets_what_changed():
     x = torch.as_tensor(rng.standard_normal(40).astype(np.float32))
     y = torch.full((40,), -0.0)
     axpy(1.0, x, y)
-    plans = [p for k, p in axpy._plans.items() if k[0] == "torch" and k[-1] == (y.dtype, y.shape, False)]
+    plans = [p for k, p in axpy._plans.items() if k[0] == "torch" and k[-1][:2] == (y.dtype, y.shape)]
     assert plans and all((p.runner is None) == debug_mode() for p in plans)
     outs = []
     for alpha in (2.0, 2.0, 0.0, -0.0, 0.0, float("nan"), float("nan"), torch.tensor(-3.5), -3.5):
@@ -298,3 +298,66 @@ def test_direct_route_runs_generated_code_that_resets_what_changed():
     neg = torch._neg_view(x)  # a lazily negated view: the same memory, read as -x
     np.testing.assert_array_equal(axpy(1.5, neg, y).numpy(), axpy_ref(1.5, -x.numpy(), y.numpy()))
     np.testing.assert_array_equal(axpy(1.5, x, y).numpy(), axpy_ref(1.5, x.numpy(), y.numpy()))
+
+
+def test_fast_path_checks_the_whole_signature_itself():
+    # Once a signature ran the direct route's generated code, Operator.__call__ hands the next
+    # calls straight to it (op._fast), which checks the signature itself. Whatever the direct
+    # route would not take, or would take with another plan, must go the full way: other
+    # dtypes and shapes, strided and negated views, inputs that require grad (autograd), a
+    # torch function mode or dispatch mode (they must see the custom op), tensors of another
+    # layout (a clear error).
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from tiarray._internal import debug_mode
+
+    xn = rng.standard_normal(40).astype(np.float32)
+    yn = rng.standard_normal(40).astype(np.float32)
+    x, y = torch.as_tensor(xn), torch.as_tensor(yn)
+    for _ in range(2):
+        np.testing.assert_array_equal(axpy(2.0, x, y).numpy(), axpy_ref(2.0, xn, yn))
+    assert bool(axpy._fast) != debug_mode()
+    cases = [
+        ((torch.tensor(0.5), x, y), axpy_ref(0.5, xn, yn)),
+        ((3, x, y), axpy_ref(3.0, xn, yn)),
+        ((2.0, x[:20], y[:20]), axpy_ref(2.0, xn[:20], yn[:20])),
+        ((2.0, x.double(), y.double()), axpy_ref(2.0, xn.astype(np.float64), yn.astype(np.float64))),
+        ((2.0, torch.as_tensor(np.repeat(xn, 2))[::2], y), axpy_ref(2.0, xn, yn)),
+        ((2.0, torch._neg_view(x), y), axpy_ref(2.0, -xn, yn)),
+    ]
+    for _ in range(2):
+        for args, want in cases:
+            got = axpy(*args)
+            assert type(got) is torch.Tensor and got.dtype == args[1].dtype
+            np.testing.assert_array_equal(got.numpy(), want)
+    # an input that requires grad: the autograd route, with its gradient
+    axpy(2.0, x, y)  # (the fast path has this signature first)
+    xg = x.clone().requires_grad_(True)
+    axpy(2.0, xg, y).sum().backward()
+    np.testing.assert_array_equal(xg.grad.numpy(), np.full(40, 2.0, np.float32))
+    with torch.no_grad():  # nothing to record: the direct route
+        np.testing.assert_array_equal(axpy(2.0, xg, y).numpy(), axpy_ref(2.0, xn, yn))
+
+    seen = []
+
+    class Functions(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    class Dispatch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    for mode in (Functions, Dispatch):
+        seen.clear()
+        with mode():
+            got = axpy(2.0, x, y)
+        np.testing.assert_array_equal(got.numpy(), axpy_ref(2.0, xn, yn))
+        assert any("tiarray" in f and "t_axpy" in f for f in seen), (mode, seen)
+    # other layouts: the full path's error
+    with pytest.raises(TypeError, match="t_axpy: argument 'x' has layout torch.sparse_coo"):
+        axpy(2.0, x.to_sparse(), y)
+    np.testing.assert_array_equal(axpy(2.0, x, y).numpy(), axpy_ref(2.0, xn, yn))
