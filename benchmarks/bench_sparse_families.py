@@ -197,7 +197,8 @@ def dense_rows(env, sp, n, p, r, rng):
 
             Wj = jnp.asarray(W)
             g = env.jit(lambda x_, t=transpose, Wj=Wj: sp.event_densemv(Wj, x_, transpose=t))
-            m["ti jit"] = (lambda g=g: _ready(g(s)), None)
+            sj = jnp.asarray(s)  # JAX arrays, as brainevent's row gets (a NumPy argument is copied per call)
+            m["ti jit"] = (lambda g=g, sj=sj: _ready(g(sj)), None)
         if env.brainevent:
             import brainevent as be
             import jax.numpy as jnp
@@ -227,9 +228,11 @@ def coo_rows(env, sp, n, p, r, rng):
     for transpose in (False, True):
         m = {"tiarray": (lambda t=transpose: sp.event_coomv(w, row, col, s, shape=(n, n), transpose=t), None)}
         if env.jax:
-            g = env.jit(lambda x_, t=transpose: sp.event_coomv(w, row, col, x_, shape=(n, n), transpose=t))
-            m["ti jit"] = (lambda g=g: _ready(g(s)), None)
             import jax.numpy as jnp
+
+            g = env.jit(lambda x_, t=transpose: sp.event_coomv(w, row, col, x_, shape=(n, n), transpose=t))
+            sj = jnp.asarray(s)
+            m["ti jit"] = (lambda g=g, sj=sj: _ready(g(sj)), None)
             from jax.experimental import sparse as jsparse
 
             C = jsparse.BCOO((jnp.asarray(w), jnp.asarray(np.stack([row, col], 1))), shape=(n, n))
@@ -369,8 +372,9 @@ def delayed_rows(env, sp, n, p, r, rng):
         gp = env.jit(
             lambda ring_, s_, t_: sp.csr_delay_deliver(ring_, s_, wt, idx, ptr, dt1, t_, shape=(n, n))
         )
+        st = jnp.asarray(hist[t % D_DELAY])  # (converted once, as for brainevent's row)
         m["ti push jit"] = (
-            lambda gp=gp: _ready(gp(ringt, jnp.asarray(hist[t % D_DELAY]), tj)),
+            lambda gp=gp, st=st: _ready(gp(ringt, st, tj)),
             "push form: not the same output",
         )
     if env.brainevent:
@@ -410,8 +414,8 @@ def plasticity_rows(env, sp, n, p, r, rng):
             import jax.numpy as jnp
 
             g = env.jit(lambda w_, s_, fn=fn: fn(w_, idx, ptr, s_, tr, shape=(n, n), w_min=0.0, w_max=1.0))
-            wj = jnp.asarray(w)
-            m["ti jit"] = (lambda g=g, wj=wj: _ready(g(wj, s)), None)
+            wj, sj = jnp.asarray(w), jnp.asarray(s)
+            m["ti jit"] = (lambda g=g, wj=wj, sj=sj: _ready(g(wj, sj)), None)
         if env.brainevent:
             import brainevent as be
             import jax.numpy as jnp
