@@ -14,7 +14,7 @@ from __future__ import annotations
 from tiarray import _internal as _core
 from tiarray._internal import P_FLOAT as _P_FLOAT
 
-__all__ = ["Plan", "make_plan", "runner_inputs", "remember_fast"]
+__all__ = ["Plan", "make_plan", "runner_inputs", "remember_fast", "guard_checks"]
 
 
 class Plan:
@@ -116,6 +116,24 @@ def remember_fast(op, plan) -> None:
     if e is None or (f and f[0] is e):
         return
     op._fast = (e, *[x for x in f if x is not e][: FAST_SLOTS - 1])
+
+
+def guard_checks(args, array_type, names: dict, *, tname: str, dtype: str, shape: str, more=None) -> list:
+    """The per-argument checks of a fast runner (``host_runner(guard=...)``) for the call
+    ``args`` that built a plan, as the adapter's key reads them: an array of exactly
+    ``array_type`` (named ``tname`` in ``names``) with the same ``.<dtype>`` (by identity) and
+    ``.<shape>``, plus ``more(a)`` (an expression of ``{a}``, or ""); anything else its exact
+    type. Fills ``names`` with the constants the checks use."""
+    checks = []
+    for i, a in enumerate(args):
+        if isinstance(a, array_type):
+            names[f"D_{i}"], names[f"S_{i}"] = getattr(a, dtype), tuple(getattr(a, shape))
+            c = f"type({{a}}) is {tname} and {{a}}.{dtype} is D_{i} and {{a}}.{shape} == S_{i}"
+            checks.append(c + (more(a) if more is not None else ""))
+        else:
+            names[f"K_{i}"] = type(a)
+            checks.append(f"type({{a}}) is K_{i}")
+    return checks
 
 
 def runner_inputs(plan: Plan, args, boxed=None) -> list:

@@ -13,7 +13,16 @@ from tiarray._internal import dtypes as _dtypes
 from tiarray._internal import host_runner
 from tiarray._internal import numpy_data_ptr as data_ptr
 
-from ._eager import CACHES, ensure_init, make_plan, not_an_array, program, remember_fast, runner_inputs
+from ._eager import (
+    CACHES,
+    ensure_init,
+    guard_checks,
+    make_plan,
+    not_an_array,
+    program,
+    remember_fast,
+    runner_inputs,
+)
 
 __all__ = ["call"]
 
@@ -72,14 +81,7 @@ def _build(op, skey, args, key):
             plan.spec, ins, outs, plan.single, ready="{a}.flags.c_contiguous", ptr="dp({a})", names=names
         )
         if plan.runner is not None:
-            checks = []
-            for i, a in enumerate(args):  # what the key reads: an ndarray's dtype and shape, else the type
-                if isinstance(a, _ndarray):
-                    names[f"D_{i}"], names[f"S_{i}"] = a.dtype, a.shape
-                    checks.append(f"type({{a}}) is nd and {{a}}.dtype is D_{i} and {{a}}.shape == S_{i}")
-                else:
-                    names[f"K_{i}"] = type(a)
-                    checks.append(f"type({{a}}) is K_{i}")
+            checks = guard_checks(args, _ndarray, names, tname="nd", dtype="dtype", shape="shape")
             fast = host_runner(
                 plan.spec,
                 ins,

@@ -14,6 +14,7 @@ from ._eager import (
     CACHES,
     HostInputs,
     ensure_init,
+    guard_checks,
     host_view,
     make_plan,
     not_an_array,
@@ -78,14 +79,8 @@ def _build(op, skey, args, key):
         )
         if plan.runner is not None:
             # the same checking its own signature (what the key reads) for Operator.__call__'s fast path
-            names, checks = {"TA": TiArray}, []
-            for i, a in enumerate(args):
-                if isinstance(a, TiArray):
-                    names[f"D_{i}"], names[f"S_{i}"] = a._dtype, a._shape
-                    checks.append(f"type({{a}}) is TA and {{a}}._dtype is D_{i} and {{a}}._shape == S_{i}")
-                else:
-                    names[f"K_{i}"] = type(a)
-                    checks.append(f"type({{a}}) is K_{i}")
+            names = {"TA": TiArray}
+            checks = guard_checks(args, TiArray, names, tname="TA", dtype="_dtype", shape="_shape")
             fast = host_runner(
                 plan.spec,
                 ins,

@@ -41,7 +41,16 @@ from tiarray._internal import P_FLOAT as _P_FLOAT
 from tiarray._internal import dtypes as _dtypes
 from tiarray._internal import host_runner as _host_runner
 
-from ._eager import CACHES, HostInputs, ensure_init, make_plan, program, remember_fast, runner_inputs
+from ._eager import (
+    CACHES,
+    HostInputs,
+    ensure_init,
+    guard_checks,
+    make_plan,
+    program,
+    remember_fast,
+    runner_inputs,
+)
 
 __all__ = ["call"]
 
@@ -141,26 +150,15 @@ def _build(op, skey, args, key):
 
 def _fast_runner(plan, args, ins, outs, names):
     """The direct route's runner checking its call's signature itself: what ``call`` reads for
-    the plan key and the route (exact type, dtype, shape, CPU, strided, no grad, no torch
-    transform or mode), then readiness as the route does (a real tensor has no conjugate bit).
-    Not the layout: a sparse or MKL-DNN tensor raises in ``is_contiguous``/``data_ptr``, which
-    sends the call to the full path and its error."""
+    the plan key and the route (exact type, dtype, shape, CPU, no grad, no torch transform or
+    mode), then readiness as the route does (a real tensor has no conjugate bit). Not the
+    layout: a sparse or MKL-DNN tensor raises in ``is_contiguous``/``data_ptr``, which sends
+    the call to the full path and its error."""
     names = dict(names, T=_Tensor, fa=_functorch_active, dd=_dispatch_depth, tf=_tf_mode)
-    checks = []
-    for i, a in enumerate(args):
-        if isinstance(a, _Tensor):
-            names[f"D_{i}"] = a.dtype
-            names[f"S_{i}"] = tuple(a.shape)
-            c = (
-                f"type({{a}}) is T and {{a}}.dtype is D_{i} and {{a}}.shape == S_{i} and {{a}}.is_cpu "
-                f"and not {{a}}.requires_grad"
-            )
-            if a.dtype.is_complex:
-                c += " and not {a}.is_conj()"
-            checks.append(c)
-        else:
-            names[f"K_{i}"] = type(a)
-            checks.append(f"type({{a}}) is K_{i}")
+    checks = guard_checks(
+        args, _Tensor, names, tname="T", dtype="dtype", shape="shape",
+        more=lambda a: " and {a}.is_cpu and not {a}.requires_grad" + (" and not {a}.is_conj()" if a.dtype.is_complex else ""),
+    )  # fmt: skip
     return _host_runner(
         plan.spec, ins, outs, plan.single,
         ready="{a}.is_contiguous() and not {a}.is_neg()",
