@@ -406,8 +406,9 @@ def test_fast_path_checks_the_whole_signature_itself():
     # path and get its own answer: shapes, dtypes, a 0-d array or a NumPy scalar for a
     # Python float, strided and read-only inputs, another static value, more signatures in
     # turn than the fast path remembers, TiArrays next to NumPy arrays, bad arguments.
-    from tiarray._internal import debug_mode
     from tiarray.operators._adapters._eager import FAST_SLOTS
+
+    from tiarray._internal import debug_mode
 
     x = rng.standard_normal(40).astype(np.float32)
     y = rng.standard_normal(40).astype(np.float32)
