@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _backend, _cuda, _dtypes, _runtime
 from ._array_object import TiArray, c_strides
+from ._hostptr import numpy_data_ptr
 from ._runtime import Device
 
 __all__ = ["alloc", "empty_owned", "ALIGNMENT"]
@@ -77,9 +78,8 @@ def _pooled(n: int):
     return None
 
 
-# Small host buffers are cut from shared 64 KiB slabs: reading a fresh NumPy buffer's
-# address (``raw.ctypes.data``) costs about 1 us, a third of a small call's allocation. A
-# slab's address is read once; each buffer is a 64-byte aligned slice of it (a NumPy
+# Small host buffers are cut from shared 64 KiB slabs (one lock and one slice per buffer,
+# no NumPy allocation). A slab's address is read once; each buffer is a 64-byte aligned slice of it (a NumPy
 # view, so the slab lives as long as any of its buffers). Zero-filled buffers do not use
 # slabs.
 _SMALL_MAX = 1024
@@ -94,7 +94,7 @@ def _small(n: int) -> tuple[int, np.ndarray]:
         slab, base, off = _slab
         if off + size > _SLAB_BYTES:
             raw = np.empty(_SLAB_BYTES + ALIGNMENT, np.uint8)
-            addr = raw.ctypes.data
+            addr = numpy_data_ptr(raw)
             a = (-addr) % ALIGNMENT
             slab, base, off = raw[a : a + _SLAB_BYTES], addr + a, 0
             _slab[0], _slab[1] = slab, base
@@ -140,7 +140,7 @@ def alloc(nbytes: int, device: Device, *, zero: bool = False) -> tuple[int, obje
         raw = _pooled(n + ALIGNMENT) if big else None
         if raw is None:
             raw = (np.zeros if zero else np.empty)(n + ALIGNMENT, np.uint8)
-        addr = raw.ctypes.data
+        addr = numpy_data_ptr(raw)
         off = (-addr) % ALIGNMENT
         buf = raw[off : off + n]
         return addr + off, HostAllocation(buf, raw if big else None)

@@ -30,7 +30,8 @@ from ._array_object import TiArray
 from ._backend import compiling_for_gpu, element_type, materialize, native_launch, on_finalize, ti, type_name
 from ._buffer import empty_owned
 from ._detect import TAICHI_FAMILY, framework_of, is_jax_tracer
-from ._foreign import numpy_data_ptr, view_of
+from ._foreign import view_of
+from ._hostptr import numpy_data_ptr
 from ._interchange import asarray, from_dlpack
 from ._kernels.copy import copy_array
 from ._launch import _P_ARRAY as P_ARRAY

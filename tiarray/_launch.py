@@ -44,8 +44,8 @@ import numpy as np
 from . import _backend, _dtypes, _runtime
 from ._array_object import TiArray
 from ._backend import ti
-from ._foreign import numpy_data_ptr as _numpy_data_ptr
 from ._foreign import view_of as _view_of
+from ._hostptr import numpy_data_ptr as _numpy_data_ptr
 
 __all__ = ["Launcher", "launcher", "KernelSignatureError", "set_serial_threshold"]
 
