@@ -111,11 +111,18 @@ def main(rank, world, port, out):
     )
     try:
         grads, params = train(rank, world)
+        # both ranks done with every collective before either tears the group down: gloo's
+        # teardown while the peer still talks aborted a rank once in CI ("terminate called
+        # without an active exception", a joinable gloo thread destroyed; pytorch#28126)
+        dist.barrier()
     finally:
         dist.destroy_process_group()
     np.savez(
         out, **{f"grad_{k}": v for k, v in grads.items()}, **{f"param_{k}": v for k, v in params.items()}
     )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # results saved: no interpreter teardown racing gloo's threads
 
 
 if __name__ == "__main__":
