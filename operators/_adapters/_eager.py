@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from tiarray import _internal as _core
 from tiarray._internal import P_FLOAT as _P_FLOAT
+from tiarray._internal import host_runner
 
-__all__ = ["Plan", "make_plan", "runner_inputs", "remember_fast", "guard_checks"]
+__all__ = ["Plan", "make_plan", "runner_inputs", "remember_fast", "guard_checks", "set_runners", "run_plan"]
 
 
 class Plan:
@@ -116,6 +117,41 @@ def remember_fast(op, plan) -> None:
     if e is None or (f and f[0] is e):
         return
     op._fast = (e, *[x for x in f if x is not e][: FAST_SLOTS - 1])
+
+
+def set_runners(plan, skey, ins, outs, *, ready, ptr, names, checks, pre="True", fast_ready=None) -> None:
+    """Generate a plan's eager launch (``plan.runner``, for the adapter's own route) and its
+    twin that checks its signature itself (``plan.fast``: ``(static dict, runner)`` for
+    ``Operator.__call__``'s fast path), both from ``host_runner``; ``checks`` (one expression
+    per argument, :func:`guard_checks`) and ``pre`` guard the twin, which tests readiness with
+    ``fast_ready`` (default ``ready``). Either stays None where ``host_runner`` does not apply."""
+    plan.runner = host_runner(plan.spec, ins, outs, plan.single, ready=ready, ptr=ptr, names=names)
+    if plan.runner is None:
+        return
+    fast = host_runner(
+        plan.spec,
+        ins,
+        outs,
+        plan.single,
+        ready=fast_ready or ready,
+        ptr=ptr,
+        names=names,
+        guard=(pre, checks),
+    )
+    plan.fast = None if fast is None else (dict(skey), fast)
+
+
+def run_plan(op, plan, args):
+    """The adapter's route through ``plan.runner``: the outputs, or None (no runner, or an
+    input not ready to pass as it is: the generic path runs). A signature the runner took
+    goes first on ``op``'s fast path."""
+    run = plan.runner
+    if run is None:
+        return None
+    res = run(args)
+    if res is not None:
+        remember_fast(op, plan)
+    return res
 
 
 def guard_checks(args, array_type, names: dict, *, tname: str, dtype: str, shape: str, more=None) -> list:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from tiarray._internal import dtypes as _dtypes
-from tiarray._internal import host_runner
 from tiarray._internal import numpy_data_ptr as data_ptr
 
 from ._eager import (
@@ -20,8 +19,9 @@ from ._eager import (
     make_plan,
     not_an_array,
     program,
-    remember_fast,
+    run_plan,
     runner_inputs,
+    set_runners,
 )
 
 __all__ = ["call"]
@@ -77,22 +77,10 @@ def _build(op, skey, args, key):
             "nd": _ndarray,
             **{f"D{j}": d for j, d in enumerate(plan.native_out)},
         }
-        plan.runner = host_runner(
-            plan.spec, ins, outs, plan.single, ready="{a}.flags.c_contiguous", ptr="dp({a})", names=names
+        checks = guard_checks(args, _ndarray, names, tname="nd", dtype="dtype", shape="shape")
+        set_runners(
+            plan, skey, ins, outs, ready="{a}.flags.c_contiguous", ptr="dp({a})", names=names, checks=checks
         )
-        if plan.runner is not None:
-            checks = guard_checks(args, _ndarray, names, tname="nd", dtype="dtype", shape="shape")
-            fast = host_runner(
-                plan.spec,
-                ins,
-                outs,
-                plan.single,
-                ready="{a}.flags.c_contiguous",
-                ptr="dp({a})",
-                names=names,
-                guard=("True", checks),
-            )
-            plan.fast = None if fast is None else (dict(skey), fast)
     op._plans[key] = plan
     return plan
 
@@ -113,12 +101,9 @@ def call(op, args, static):
     plan = op._plans.get(key)
     if plan is None:
         plan = _build(op, skey, args, key)
-    run = plan.runner
-    if run is not None:
-        res = run(args)
-        if res is not None:
-            remember_fast(op, plan)
-            return res
+    res = run_plan(op, plan, args)
+    if res is not None:
+        return res
     vals = []
     keep = None
     for conv, shp, a in zip(plan.in_conv, plan.in_shapes, args):

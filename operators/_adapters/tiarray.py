@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from tiarray._internal import TiArray, copy_array, current_device, empty_owned, host_runner, view_of
+from tiarray._internal import TiArray, copy_array, current_device, empty_owned, view_of
 
 from ._eager import (
     CACHES,
@@ -19,8 +19,9 @@ from ._eager import (
     make_plan,
     not_an_array,
     program,
-    remember_fast,
+    run_plan,
     runner_inputs,
+    set_runners,
 )
 
 _empty_owned = empty_owned
@@ -67,31 +68,19 @@ def _build(op, skey, args, key):
     plan = make_plan(op, skey, tuple(in_sds), "TiArray", kind)
     plan.native_out = device
     if kind == "cpu" and not plan.extra and plan.alias is None:
-        # the whole call as generated code (None where it does not apply)
+        # the whole call as generated code, and its twin for Operator.__call__'s fast path
+        # (None where they do not apply)
         dev = device if device is not None else current_device()
         ins = runner_inputs(plan, args, TiArray)
         outs = [
             (functools.partial(_empty_owned, sh, d, dev, zero=True), nb, ls)
             for sh, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch)
         ]
-        plan.runner = host_runner(
-            plan.spec, ins, outs, plan.single, ready="{a}._is_c_contiguous()", ptr="{a}._ptr"
+        names = {"TA": TiArray}
+        checks = guard_checks(args, TiArray, names, tname="TA", dtype="_dtype", shape="_shape")
+        set_runners(
+            plan, skey, ins, outs, ready="{a}._is_c_contiguous()", ptr="{a}._ptr", names=names, checks=checks
         )
-        if plan.runner is not None:
-            # the same checking its own signature (what the key reads) for Operator.__call__'s fast path
-            names = {"TA": TiArray}
-            checks = guard_checks(args, TiArray, names, tname="TA", dtype="_dtype", shape="_shape")
-            fast = host_runner(
-                plan.spec,
-                ins,
-                outs,
-                plan.single,
-                ready="{a}._is_c_contiguous()",
-                ptr="{a}._ptr",
-                names=names,
-                guard=("True", checks),
-            )
-            plan.fast = None if fast is None else (dict(skey), fast)
     op._plans[key] = plan
     return plan
 
@@ -118,12 +107,9 @@ def call(op, args, static):
     plan = op._plans.get(key)
     if plan is None:
         plan = _build(op, skey, args, key)
-    run = plan.runner
-    if run is not None:
-        res = run(args)
-        if res is not None:
-            remember_fast(op, plan)
-            return res
+    res = run_plan(op, plan, args)
+    if res is not None:
+        return res
     vals = []
     keep = []
     for conv, shp, a in zip(plan.in_conv, plan.in_shapes, args):

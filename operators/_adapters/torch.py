@@ -39,7 +39,6 @@ import torch
 
 from tiarray._internal import P_FLOAT as _P_FLOAT
 from tiarray._internal import dtypes as _dtypes
-from tiarray._internal import host_runner as _host_runner
 
 from ._eager import (
     CACHES,
@@ -48,8 +47,9 @@ from ._eager import (
     guard_checks,
     make_plan,
     program,
-    remember_fast,
+    run_plan,
     runner_inputs,
+    set_runners,
 )
 
 __all__ = ["call"]
@@ -136,36 +136,26 @@ def _build(op, skey, args, key):
             for j, (sh, nb, ls) in enumerate(zip(plan.out_shapes, plan.out_nbytes, plan.out_launch))
         ]
         names = {"Z": torch.zeros, **{f"D{j}": _torch_dtype(d) for j, d in enumerate(plan.out_dtypes)}}
-        plan.runner = _host_runner(
-            plan.spec, ins, outs, plan.single,
+        # the fast twin reads what ``call`` reads for the plan key and the route (exact type,
+        # dtype, shape, CPU, no grad, no torch transform or mode; a real tensor has no conjugate
+        # bit); not the layout: a sparse or MKL-DNN tensor raises in is_contiguous/data_ptr,
+        # which sends the call to the full path and its error
+        names.update(T=_Tensor, fa=_functorch_active, dd=_dispatch_depth, tf=_tf_mode)
+        checks = guard_checks(
+            args, _Tensor, names, tname="T", dtype="dtype", shape="shape",
+            more=lambda a: " and {a}.is_cpu and not {a}.requires_grad" + (" and not {a}.is_conj()" if a.dtype.is_complex else ""),
+        )  # fmt: skip
+        set_runners(
+            plan, skey, ins, outs,
             ready="{a}.is_contiguous() and not {a}.is_neg() and not {a}.is_conj()",
+            fast_ready="{a}.is_contiguous() and not {a}.is_neg()",
             ptr="{a}.data_ptr()",
             names=names,
+            checks=checks,
+            pre="not fa() and not dd() and not tf()",
         )  # fmt: skip
-        if plan.runner is not None:
-            plan.fast = (dict(skey), _fast_runner(plan, args, ins, outs, names))
     op._plans[key] = plan
     return plan
-
-
-def _fast_runner(plan, args, ins, outs, names):
-    """The direct route's runner checking its call's signature itself: what ``call`` reads for
-    the plan key and the route (exact type, dtype, shape, CPU, no grad, no torch transform or
-    mode), then readiness as the route does (a real tensor has no conjugate bit). Not the
-    layout: a sparse or MKL-DNN tensor raises in ``is_contiguous``/``data_ptr``, which sends
-    the call to the full path and its error."""
-    names = dict(names, T=_Tensor, fa=_functorch_active, dd=_dispatch_depth, tf=_tf_mode)
-    checks = guard_checks(
-        args, _Tensor, names, tname="T", dtype="dtype", shape="shape",
-        more=lambda a: " and {a}.is_cpu and not {a}.requires_grad" + (" and not {a}.is_conj()" if a.dtype.is_complex else ""),
-    )  # fmt: skip
-    return _host_runner(
-        plan.spec, ins, outs, plan.single,
-        ready="{a}.is_contiguous() and not {a}.is_neg()",
-        ptr="{a}.data_ptr()",
-        names=names,
-        guard=("not fa() and not dd() and not tf()", checks),
-    )  # fmt: skip
 
 
 def _check_number(op, p, a):
@@ -676,12 +666,9 @@ def call(op, args, static):
         plan = op._plans.get(key)
         if plan is None:
             plan = _build(op, skey, args, key)
-        run = plan.runner
-        if run is not None:
-            res = run(args)
-            if res is not None:
-                remember_fast(op, plan)
-                return res
+        res = run_plan(op, plan, args)
+        if res is not None:
+            return res
         vals = []
         keep = None
         for conv, shp, nb, a in zip(plan.in_conv, plan.in_shapes, plan.in_nbytes, args):
