@@ -359,7 +359,7 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
         names_in = "".join(f"a{i}, " for i in range(n_in))
         conds = [f"({checks[i].format(a=f'a{i}')})" for i in range(n_in)]
         conds += ["prog() is P", f"({pre})"] + [f"({ready.format(a=f'a{i}')})" for i in arrays]
-        body.append(f"    try:\n        {names_in or '_'} = args" if n_in else "    try:\n        () = args")
+        body.append(f"    try:\n        {names_in or '()'} = args")  # (a wrong count raises: None)
         body.append("        if not (" + "\n                and ".join(conds) + "):\n            return None")
         body.extend(f"        p{i} = {ptr.format(a=f'a{i}')}" for i in arrays)
         body.append("    except Exception:\n        return None")
