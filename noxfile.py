@@ -11,6 +11,7 @@ Every session installs tiarray itself (not editable) with constraints.txt, so ea
 one proves the package works with that framework alone.
 """
 
+import functools
 import glob
 import os
 import shutil
@@ -25,6 +26,27 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = False
 
 PY = "3.11" if os.environ.get("CI") else None
+
+
+def _session(**kwargs):
+    """``nox.session``; under CI the session's virtualenv is deleted when the session ends,
+    passed or failed. The CI set's twelve virtualenvs hold 13.6 GB together (0.06 to 1.9 GB
+    each, ``du -sh .nox/*`` after a full run, 2026-12-04), and CI's run of aac219a failed from
+    its seventh session on with 'No space left on device'; one at a time, the disk holds at most
+    the largest. Locally they stay, for ``nox -r``."""
+
+    def decorate(func):
+        @functools.wraps(func)
+        def run(session):
+            try:
+                func(session)
+            finally:
+                if os.environ.get("CI"):
+                    shutil.rmtree(session.virtualenv.location, ignore_errors=True)
+
+        return nox.session(**kwargs)(run)
+
+    return decorate
 
 
 def _interpreter(version):
@@ -65,7 +87,7 @@ def _pytest(session, marks, *paths, workers=None, **env):
     )
 
 
-@nox.session(python=PY)
+@_session(python=PY)
 def lint(session):
     """ruff lint and format check; the import contracts of pyproject.toml (import-linter)."""
     session.install("ruff", "import-linter")
@@ -80,35 +102,35 @@ def lint(session):
         session.run("lint-imports", config)
 
 
-@nox.session(name="tests-numpy", python=PY)
+@_session(name="tests-numpy", python=PY)
 def tests_numpy(session):
     """Taichi + NumPy only: everything that needs no other framework."""
     session.install(*C, ".[test]")
     _pytest(session, "not torch and not jax and not cupy and not quadrants", workers=2)
 
 
-@nox.session(name="tests-torch", python=PY)
+@_session(name="tests-torch", python=PY)
 def tests_torch(session):
     """Taichi + NumPy + PyTorch (CPU build pinned in constraints.txt)."""
     session.install(*C, ".[test,torch]")
     _pytest(session, "torch and not jax and not cupy and not quadrants")
 
 
-@nox.session(name="tests-jax", python=PY)
+@_session(name="tests-jax", python=PY)
 def tests_jax(session):
     """Taichi + NumPy + JAX."""
     session.install(*C, ".[test,jax]")
     _pytest(session, "jax and not torch and not cupy and not quadrants")
 
 
-@nox.session(name="tests-all", python=PY)
+@_session(name="tests-all", python=PY)
 def tests_all(session):
     """Tests that exchange data between PyTorch and JAX in one process."""
     session.install(*C, ".[test,torch,jax]")
     _pytest(session, "torch and jax and not cupy and not quadrants")
 
 
-@nox.session(name="tests-quadrants", python=PY)
+@_session(name="tests-quadrants", python=PY)
 def tests_quadrants(session):
     """quadrants (Genesis' Taichi fork) beside taichi: its arrays in, TiArrays in its kernels."""
     session.install(*C, ".[test,torch,quadrants]")
@@ -127,13 +149,13 @@ def _quadrants_backend(session, extras, marks):
     _pytest(session, marks, workers=2, **QD)
 
 
-@nox.session(name="qd-numpy", python=PY)
+@_session(name="qd-numpy", python=PY)
 def qd_numpy(session):
     """The quadrants backend, taichi not installed: everything that needs no other framework."""
     _quadrants_backend(session, "", "not torch and not jax and not cupy")
 
 
-@nox.session(name="qd-torch", python=PY)
+@_session(name="qd-torch", python=PY)
 def qd_torch(session):
     """The quadrants backend with PyTorch (and JAX, for the tests that exchange with it), and
     the two examples that write kernels (in quadrants' language under this backend)."""
@@ -142,7 +164,7 @@ def qd_torch(session):
         session.run("python", f"examples/{script}", "--quick", env={**ENV, **QD})
 
 
-@nox.session(name="qd-jax", python=PY)
+@_session(name="qd-jax", python=PY)
 def qd_jax(session):
     """The quadrants backend with JAX."""
     _quadrants_backend(session, ",jax", "jax and not torch and not cupy")
@@ -168,7 +190,7 @@ PY313_TESTS = (
 )
 
 
-@nox.session(name="tests-py313", python=PY313)
+@_session(name="tests-py313", python=PY313)
 def tests_py313(session):
     """Python 3.13 (pyenv's where it is not on PATH): Taichi + NumPy + JAX, the suites of the
     machinery (launcher, FFI, DLPack, lifetimes, validation; ``PY313_TESTS``) without torch
@@ -177,14 +199,14 @@ def tests_py313(session):
     _pytest(session, "not torch and not cupy and not quadrants", *PY313_TESTS)
 
 
-@nox.session(name="tests-cupy", python=PY)
+@_session(name="tests-cupy", python=PY)
 def tests_cupy(session):
     """CuPy on a CUDA GPU (not run in CI: CI has no GPU)."""
     session.install(*C, ".[test,cupy]")
     _pytest(session, "cupy", TIARRAY_ARCH="cuda")
 
 
-@nox.session(name="tests-cuda", python=PY, venv_params=["--system-site-packages"])
+@_session(name="tests-cuda", python=PY, venv_params=["--system-site-packages"])
 def tests_cuda(session):
     """Taichi on CUDA, every framework's arrays on the GPU: the device-generic tests (marked
     ``cuda`` by tests/conftest.py). Not run in CI (no GPU). It uses the machine's own CUDA
@@ -197,7 +219,7 @@ def tests_cuda(session):
     _pytest(session, "cuda", "tests/operators", "tests/sparse", "tests/interop", TIARRAY_ARCH="cuda")
 
 
-@nox.session(python=PY)
+@_session(python=PY)
 def docs(session):
     """Build the documentation; warnings are errors, code blocks are run."""
     session.install(*C, ".[docs,torch,jax,test]")
@@ -205,7 +227,7 @@ def docs(session):
     session.run("sphinx-build", "-W", "--keep-going", "-b", "doctest", "docs", "docs/_build/doctest", env=ENV)
 
 
-@nox.session(python=PY)
+@_session(python=PY)
 def examples(session):
     """Run every example script (each runs on a CPU in under a minute), and the network
     benchmark's smoke run, which fails when a row's rates are not finite, implausible or
@@ -218,7 +240,7 @@ def examples(session):
     session.run("python", "benchmarks/bench_network.py", "--quick", env={**ENV, "MPLBACKEND": "Agg"})
 
 
-@nox.session(python=PY)
+@_session(python=PY)
 def bench(session):
     """Run the benchmark scripts; each prints a table of ratios against named baselines."""
     session.install(*C, ".[torch,jax]", "scipy")
@@ -227,7 +249,7 @@ def bench(session):
             session.run("python", f"benchmarks/{script}", *session.posargs, env=ENV)
 
 
-@nox.session(python=PY)
+@_session(python=PY)
 def wheel(session):
     """Build the wheel and check that tiarray.operators is inside it."""
     session.install("build")
