@@ -15,6 +15,7 @@ import runpy
 import pytest
 
 import tiarray
+from tiarray._runtime import _save_fp_env
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -63,10 +64,16 @@ def test_markdown_code_blocks_run(name, blocks, tmp_path, monkeypatch):
         # the pages are written for taichi; quadrants keeps its names, so they run on it too
         code = code.replace("import taichi as ti", "import quadrants as ti")
     script.write_text(code)
+    # a page is a user's program: its qd.init/ti.init turns on flush-to-zero in this thread
+    # (Taichi's and quadrants' doing, NumPy flushes too), which must not reach the tests
+    # that run after it in this process (test_span_kernels' ulp arithmetic gave NaN)
+    restore_fp = _save_fp_env()
     try:
         runpy.run_path(str(script), run_name="__docs__")
     except Exception as e:  # pragma: no cover - the message is the point
         raise AssertionError(f"{name}: a code block failed: {type(e).__name__}: {e}\n(see {script})") from e
+    finally:
+        restore_fp()
 
 
 def test_every_public_name_has_an_api_page():
