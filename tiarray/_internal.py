@@ -7,7 +7,8 @@ here is used by ``operators/``; changing one is changing that contract.
 
 Language and backend (:mod:`tiarray._backend`)
     ``ti`` the kernel language; ``type_name``, ``element_type``, ``compiling_for_gpu``,
-    ``materialize``, ``native_launch``, ``on_finalize`` (see the boundary's contract).
+    ``materialize``, ``native_launch``, ``on_finalize``, ``arg_buffer``, ``array_slot`` (see the
+    boundary's contract).
 Runtime (:mod:`tiarray._runtime`)
     ``program``, ``CACHES``, ``ensure_init``, ``register_cache`` (the per-program cache
     registry: hot paths check ``program() is not CACHES.prog``), ``current_device``,
@@ -27,7 +28,17 @@ from __future__ import annotations
 from . import _cuda as cuda
 from . import _dtypes as dtypes
 from ._array_object import TiArray
-from ._backend import compiling_for_gpu, element_type, materialize, native_launch, on_finalize, ti, type_name
+from ._backend import (
+    arg_buffer,
+    array_slot,
+    compiling_for_gpu,
+    element_type,
+    materialize,
+    native_launch,
+    on_finalize,
+    ti,
+    type_name,
+)
 from ._buffer import empty_owned
 from ._detect import TAICHI_FAMILY, framework_of, is_jax_tracer
 from ._foreign import view_of
@@ -46,6 +57,7 @@ from ._validate import check_bool
 
 __all__ = [
     "ti", "type_name", "element_type", "compiling_for_gpu", "materialize", "native_launch", "on_finalize",
+    "arg_buffer", "array_slot",
     "program", "CACHES", "ensure_init", "register_cache", "current_device", "is_cpu", "cpu_workers",
     "dtypes", "check_bool",
     "TiArray", "empty_owned", "copy_array", "view_of", "numpy_data_ptr", "asarray", "from_dlpack", "framework_of",

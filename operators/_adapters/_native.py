@@ -315,65 +315,29 @@ def _kind(dtype) -> bytes:
     return b"f" if k not in ("b", "i", "u", "f", "c") else k.encode()
 
 
-def _rd(addr: int) -> int:
-    return ctypes.c_uint64.from_address(addr).value
-
-
-# Taichi 1.7's LaunchContextBuilder (taichi/program/launch_context_builder.h): kernel_,
-# owned_ctx_, ctx_, arg_buffer_, result_buffer_, ret_type_, arg_buffer_size, args_type,
-# result_buffer_size, then four unordered_maps keyed by std::vector<int> (libstdc++: 56 bytes
-# each; a node is {next, key (begin, end, capacity), value}); array_ptrs is the third.
-# launch_kernel copies array_ptrs[{arg, 1}] (an array's data pointer) into the argument
-# buffer at every launch; scalars are written into the argument buffer by set_arg_*.
-_OWNED_CTX, _CTX, _ARG_BUFFER, _ARG_BUFFER_SIZE, _ARRAY_PTRS = 8, 16, 24, 48, 184
-_DATA_PTR_POS = 1
-_MARK = 0x7E57_0000_0000  # marker pointers: set, read back, never launched with
-
-
 def _slots(ctx, spec, rec, serial) -> list:
     """Where launch context ``ctx`` keeps each argument and result of ``rec``: the address of
-    an array's data pointer (its node in ``array_ptrs``), of a scalar's bytes (in the argument
-    buffer). Found by setting marker values through Taichi's own setters and finding them;
+    an array's data pointer (the backend's ``array_slot``), of a scalar's bytes (in the
+    argument buffer, found by setting two marker values through Taichi's own setter).
     RuntimeError where anything is not as expected (then Python launches the record)."""
     import numpy as np
 
-    c = _cpp(ctx)
-    owned, cctx, buf, size = (
-        _rd(c + _OWNED_CTX),
-        _rd(c + _CTX),
-        _rd(c + _ARG_BUFFER),
-        _rd(c + _ARG_BUFFER_SIZE),
-    )
-    if not (owned and owned == cctx and buf and _rd(cctx) == buf and 0 < size < (1 << 20)):
+    where = _core.arg_buffer(ctx)
+    if where is None:
         raise RuntimeError("the launch context's layout is not Taichi 1.7's")
+    buf, size = where
     n_in = len(rec.ins)
-    arrays = {}  # launch index -> position among the arguments and results
     values = [None] * (n_in + len(rec.outs) + len(rec.scratch[serial]))
     P_FLOAT, P_INT = _core.P_FLOAT, _core.P_INT
-    for i, k in enumerate(rec.ins):
-        kind, idx = spec.setters[i]
-        if k[0]:
-            arrays[tuple(idx)] = i
-            ctx.set_arg_external_array_with_shape(idx, _MARK + 64 * i, k[1], k[2], 0)
-    for j, (nb, shape) in enumerate(list(rec.outs) + list(rec.scratch[serial])):
-        idx = spec.setters[n_in + j][1]
-        arrays[tuple(idx)] = n_in + j
-        ctx.set_arg_external_array_with_shape(idx, _MARK + 64 * (n_in + j), nb, shape, 0)
-    node = _rd(c + _ARRAY_PTRS + 16)  # _M_before_begin._M_nxt
-    seen = 0
-    while node and seen < 4096:
-        seen += 1
-        b, e = _rd(node + 8), _rd(node + 16)
-        if 0 <= e - b <= 64 and (e - b) % 4 == 0:
-            key = tuple(np.frombuffer(ctypes.string_at(b, e - b), np.int32).tolist()) if e > b else ()
-            if key and key[-1] == _DATA_PTR_POS and key[:-1] in arrays:
-                pos = arrays[key[:-1]]
-                if _rd(node + 32) != _MARK + 64 * pos:
-                    raise RuntimeError("an array's data pointer is not where Taichi 1.7 keeps it")
-                values[pos] = node + 32
-        node = _rd(node)
-    if any(values[p] is None for p in arrays.values()):
-        raise RuntimeError("an array argument has no data pointer in the launch context")
+    arrays = [(i, spec.setters[i][1], k[1], k[2]) for i, k in enumerate(rec.ins) if k[0]]
+    arrays += [
+        (n_in + j, spec.setters[n_in + j][1], nb, shape)
+        for j, (nb, shape) in enumerate(list(rec.outs) + list(rec.scratch[serial]))
+    ]
+    for pos, idx, nb, shape in arrays:
+        values[pos] = _core.array_slot(ctx, idx, nb, shape)
+        if not values[pos]:
+            raise RuntimeError("an array argument has no data pointer where Taichi 1.7 keeps it")
     for i, k in enumerate(rec.ins):
         if k[0]:
             continue

@@ -489,3 +489,41 @@ def test_fast_path_after_a_taichi_reset(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TIARRAY_DEBUG"}  # (debug mode has no fast path)
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("native", ["", "0"])
+def test_runner_re_sets_arrays_whose_pointer_changed(tmp_path, native):
+    # the generated runner re-sets an array argument only when its pointer changed, by
+    # writing the pointer where the launch context keeps it (taichi's layout) or through
+    # Taichi's setter (TIARRAY_NATIVE=0, quadrants): every call on new memory must read it
+    code = (
+        "import numpy as np, tiarray as ta\nfrom tiarray._internal import ti\n"
+        "from tiarray import _backend\n"
+        "@ti.kernel\n"
+        "def k(a: ti.f32, x: ti.types.ndarray(ndim=1), y: ti.types.ndarray(ndim=1),"
+        " out: ti.types.ndarray(ndim=1)):\n"
+        "    for i in x:\n"
+        "        out[i] = a * x[i] + y[i]\n"
+        "op = ta.Operator('axpy_ptr', kernel=k, outs=lambda a, x, y: ta.ShapeDtype(x.shape, x.dtype))\n"
+        "rng = np.random.default_rng(0)\n"
+        "keep = []\n"
+        "for i in range(40):\n"
+        "    x = rng.standard_normal(5).astype(np.float32)\n"
+        "    y = x if i % 3 == 0 else rng.standard_normal(5).astype(np.float32)\n"
+        "    out = op(1.5, x, y)\n"
+        "    np.testing.assert_array_equal(out, np.float32(1.5) * x + y)\n"
+        "    keep += [x, y, out]  # alive: every call gets new addresses\n"
+        "    if i % 2:\n"
+        "        np.testing.assert_array_equal(op(1.5, keep[0], keep[1]), np.float32(1.5) * keep[0] + keep[1])\n"
+        "runner = next(iter(op._plans.values())).runner\n"
+        "slots = sorted(k for k in runner.__globals__ if k[:1] == 'S' and k[1:].isdigit())\n"
+        "print('slots', slots)\n"
+    )
+    script = tmp_path / "pointers.py"
+    script.write_text(code)
+    env = {k: v for k, v in os.environ.items() if k != "TIARRAY_DEBUG"}  # (debug mode has no runner)
+    env["TIARRAY_NATIVE"] = native
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    by_slot = _backend.NAME == "taichi" and native != "0"
+    assert ("slots ['S1', 'S2', 'S3']" if by_slot else "slots []") in r.stdout, r.stdout

@@ -82,6 +82,12 @@ Native launches (tiarray's native XLA FFI handler, ``operators/_adapters/_native
                           behind a Python program, compiled kernel or launch context; or
                           None where the backend has none.
     ``on_finalize(fn)``   call ``fn()`` before the running program is finalized.
+    ``arg_buffer(ctx)``   ``(address, size)`` of a launch context's argument buffer (the
+                          scalars), or None where it must not be touched natively.
+    ``array_slot(ctx, index, nbytes, shape)``  set array argument ``index`` (at a marker
+                          address) and return where ``ctx`` keeps its data pointer: writing
+                          a pointer there sets an array of that size and shape; 0 where not
+                          known (then only the setter may set it).
 Compile time (called inside ``ti.static`` while a kernel compiles)
     ``element_type(arg)`` the element type of an ndarray argument.
     ``call_external(addr, args)``  a call of a C function (by address) in the kernel.

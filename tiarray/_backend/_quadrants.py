@@ -46,7 +46,7 @@ __all__ = [
     "ndarray_ptr", "ndarray_layout", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
-    "native_launch", "on_finalize",
+    "native_launch", "on_finalize", "arg_buffer", "array_slot",
 ]  # fmt: skip
 
 NAME = "quadrants"
@@ -311,3 +311,13 @@ def native_launch():
 
 def on_finalize(fn) -> None:
     """Nothing to do: without native launches no native code holds quadrants' objects."""
+
+
+def arg_buffer(ctx):
+    """None: quadrants' launch context is not read natively."""
+    return None
+
+
+def array_slot(ctx, index, nbytes, shape) -> int:
+    """0: quadrants' launch context is not written natively (its setters set every array)."""
+    return 0

@@ -47,7 +47,7 @@ __all__ = [
     "ndarray_ptr", "ndarray_layout", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
-    "native_launch", "on_finalize",
+    "native_launch", "on_finalize", "arg_buffer", "array_slot",
 ]  # fmt: skip
 
 NAME = "taichi"
@@ -357,6 +357,75 @@ def native_launch():
     except (OSError, AttributeError):
         return None
     return (addr, _cpp_object) if addr else None
+
+
+# Taichi 1.7's LaunchContextBuilder (taichi/program/launch_context_builder.h): kernel_,
+# owned_ctx_, ctx_, arg_buffer_, result_buffer_, ret_type_, arg_buffer_size, args_type,
+# result_buffer_size, then four unordered_maps keyed by std::vector<int> (libstdc++: 56 bytes
+# each; a node is {next, key (begin, end, capacity), value}); array_ptrs is the third.
+# launch_kernel copies array_ptrs[{arg..., 1}] (an array's data pointer) into the argument
+# buffer at every launch on the CPU; scalars are written into the argument buffer by set_arg_*.
+_OWNED_CTX, _CTX, _ARG_BUFFER, _ARG_BUFFER_SIZE, _ARRAY_PTRS = 8, 16, 24, 48, 184
+_DATA_PTR_POS = 1
+_MARK = [0x7E57_0000_0000]  # marker pointers: set, found, never launched with
+
+
+def _native_off() -> bool:
+    return os.environ.get("TIARRAY_NATIVE", "").strip().lower() in ("0", "false", "no", "off")
+
+
+def _rd(addr: int) -> int:
+    return ctypes.c_uint64.from_address(addr).value
+
+
+def arg_buffer(ctx):
+    """``(address, size)`` of launch context ``ctx``'s argument buffer (where ``set_arg_*``
+    writes scalars), or None where the context is not laid out as Taichi 1.7's (or
+    ``TIARRAY_NATIVE=0``): then nothing may be read or written through it."""
+    if VERSION[:2] != (1, 7) or _native_off():
+        return None
+    c = _cpp_object(ctx)
+    if not c:
+        return None
+    owned, cctx, buf, size = (
+        _rd(c + _OWNED_CTX),
+        _rd(c + _CTX),
+        _rd(c + _ARG_BUFFER),
+        _rd(c + _ARG_BUFFER_SIZE),
+    )
+    if not (owned and owned == cctx and buf and _rd(cctx) == buf and 0 < size < (1 << 20)):
+        return None
+    return buf, size
+
+
+def array_slot(ctx, index, nbytes: int, shape) -> int:
+    """Set array argument ``index`` of launch context ``ctx`` to ``nbytes`` bytes of shape
+    ``shape`` at a marker address, and return the address where the context keeps its data
+    pointer (its node in ``array_ptrs``): writing another pointer there (8 bytes) is what
+    ``set_arg_external_array_with_shape`` does for an array of the same size and shape, at a
+    tenth of its cost (0.07 against 0.86 us). 0 where it cannot be found (another layout,
+    the marker not found or found twice, ``TIARRAY_NATIVE=0``): then use the setter.
+    The marker stays in the context until a pointer is written: launch it with none."""
+    if arg_buffer(ctx) is None:
+        return 0
+    _MARK[0] += 64
+    mark = _MARK[0]
+    ctx.set_arg_external_array_with_shape(index, mark, nbytes, shape, 0)
+    key = (*index, _DATA_PTR_POS) if isinstance(index, (tuple, list)) else (index, _DATA_PTR_POS)
+    c = _cpp_object(ctx)
+    node = _rd(c + _ARRAY_PTRS + 16)  # _M_before_begin._M_nxt
+    found, seen = [], 0
+    while node and seen < 4096:
+        seen += 1
+        b, e = _rd(node + 8), _rd(node + 16)
+        if 0 < e - b <= 64 and (e - b) % 4 == 0:
+            k = tuple(np.frombuffer(ctypes.string_at(b, e - b), np.int32).tolist())
+            if k == key:
+                if _rd(node + 32) != mark:
+                    return 0  # the key's value is not the pointer just set: not Taichi 1.7's layout
+                found.append(node + 32)
+        node = _rd(node)
+    return found[0] if len(found) == 1 else 0
 
 
 _FINALIZE_HOOKS: list = []
