@@ -109,6 +109,80 @@ def make_axpy():
     return _axpy, ta.Operator("axpy", kernel=_axpy, outs=lambda alpha, x, y: ta.ShapeDtype(x.shape, x.dtype))
 
 
+def parts(size: int) -> int:
+    """The pieces of an eager call, each timed alone (ns per call, best of 7 runs of 300 000,
+    an empty lambda's time subtracted): re-setting an array argument of a launch context with
+    Taichi's setter and by writing its pointer (``array_slot``), and, where torch is installed,
+    what the torch route's generated code calls: the output's allocation and, per input
+    tensor, the checks of its signature and its pointer."""
+    import ctypes
+
+    import numpy as np
+
+    from tiarray import _backend
+
+    def per_call(f, n=300_000):
+        best = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            best.append((time.perf_counter() - t0) / n)
+        return min(best) * 1e9
+
+    empty = per_call(lambda: None)
+    _, axpy = make_axpy()
+    x = np.arange(size, dtype=np.float32)
+    axpy(2.0, x, x)
+    spec = next(iter(axpy._plans.values())).spec
+    ctx = spec.t_kernel.make_launch_context()
+    idx = spec.setters[3][1]
+    bufs = [np.zeros(size, np.float32) for _ in range(2)]
+    ptrs = [b.ctypes.data for b in bufs]
+    rows = [
+        (
+            "Taichi's setter, an array argument",
+            lambda: ctx.set_arg_external_array_with_shape(idx, ptrs[0], 4 * size, (size,), 0),
+        )
+    ]
+    slot = _backend.array_slot(ctx, idx, 4 * size, (size,))
+    if slot:
+        word = ctypes.c_uint64.from_address(slot)
+        rows.append(
+            ("its pointer written where the context keeps it", lambda: setattr(word, "value", ptrs[1]))
+        )
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        a = torch.arange(float(size))
+        d, shape = torch.float32, tuple(a.shape)
+        rows += [
+            ("torch.zeros(n, dtype=...) (the output)", lambda: torch.zeros(size, dtype=d)),
+            ("torch.empty(n, dtype=...)", lambda: torch.empty(size, dtype=d)),
+            ("a.dtype", lambda: a.dtype),
+            ("a.shape == (n,)", lambda: a.shape == shape),
+            ("a.is_cpu", lambda: a.is_cpu),
+            ("a.requires_grad", lambda: a.requires_grad),
+            ("a.is_contiguous()", lambda: a.is_contiguous()),
+            ("a.is_neg()", lambda: a.is_neg()),
+            ("a.data_ptr()", lambda: a.data_ptr()),
+        ]
+    print(f"# {size} float32 elements" + (f", torch {torch.__version__}" if torch is not None else ""))
+    print("| call | ns |\n|---|---:|")
+    per_tensor = 0.0
+    for name, f in rows:
+        ns = per_call(f) - empty
+        per_tensor += ns if name.startswith("a.") else 0.0
+        print(f"| `{name}` | {ns:.0f} |")
+    if torch is not None:
+        print(f"| per input tensor, the `a.` rows | {per_tensor:.0f} |")
+    if slot:
+        ctx.set_arg_external_array_with_shape(idx, ptrs[0], 4 * size, (size,), 0)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -119,9 +193,16 @@ def main():
         "--gpu", action="store_true", help="on one CUDA GPU: JAX GPU and torch CUDA rows (gpu_main)"
     )
     ap.add_argument("--gpu-device", choices=["cuda", "cpu"], default="cuda", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--parts",
+        action="store_true",
+        help="time the pieces of an eager call alone (Taichi's setter, a pointer write, torch's calls)",
+    )
     args = ap.parse_args()
     if args.gpu:
         sys.exit(gpu_main(args))
+    if args.parts:
+        sys.exit(parts(args.size))
     N = 1000 if args.quick else 4000
     R = 5 if args.quick else 15
     os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
@@ -149,6 +230,7 @@ def main():
     t_newshape = time.perf_counter() - t0
 
     B = Rounds(R)
+    SCAN_FLOOR = "scan(1000) of the same step without event_csrmv (its floor), per step"
     RAW, TAICHI, TRIV = (
         "raw launch (Launcher spec, new output pointer)",
         "Taichi's own call, NumPy arguments",
@@ -286,6 +368,19 @@ def main():
                 max(N // 1000, 2),
                 scale=steps,
             )
+
+        def floor_body(c, _):  # the same step with the product replaced by an element-wise op
+            e = c > 1e30
+            return c + jnp.where(e & (c < 1e30), cw, jnp.float32(0)), None
+
+        fl = jax.jit(lambda c: jax.lax.scan(floor_body, c, None, length=steps)[0])
+        B.add(
+            "jax",
+            SCAN_FLOOR,
+            lambda: fl(c0).block_until_ready(),
+            max(N // 1000, 2),
+            scale=steps,
+        )
         got = np.asarray(ev_loop(8)(c0))
         ind_np, ptr_np = (np.asarray(a) for a in (ci, cp))
         rows = np.flatnonzero(np.asarray(active))
@@ -361,6 +456,16 @@ def main():
             f"- jax.jit: {j_t / base_of['jit x+1']:.2f}x a trivial jitted x+1 "
             f"[{j_b / B.best(TRIV):.2f}x] (target <= 3)"
         )
+        try:
+            f_t, f_b = B.median(SCAN_FLOOR), B.best(SCAN_FLOOR)
+        except KeyError:  # the scan rows did not run
+            return
+        for n_active in (0, 8):
+            name = next(e[1] for e in B.entries if e[1].startswith("scan(") and f"{n_active} active" in e[1])
+            print(
+                f"- event_csrmv in a scan, {n_active} active rows: {B.median(name) - f_t:+.2f} us per step over "
+                f"the step without it [{B.best(name) - f_b:+.2f}] (issue 16: <= 3 us plus its work)"
+            )
 
 
 # ----------------------------------------------------------------------------- --gpu mode

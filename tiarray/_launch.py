@@ -264,11 +264,13 @@ class _Spec:
     only the arguments whose value changed since the previous launch: each
     ``set_arg_*`` call costs about 1 us, a new context another 1 us, and a caller that
     launches on the same inputs again (a jitted JAX function, a training loop) pays only
-    for what changed; on the CPU only (see ``reuse_contexts``). Reverse-mode launches
+    for what changed; on the CPU only (see ``reuse_contexts``). An array argument whose
+    pointer alone changed (a new output of the same shape) is written where the context
+    keeps it (``_find_slot``, 0.03 us against the setter's 0.84). Reverse-mode launches
     (``grads``) use a fresh context.
     """
 
-    __slots__ = ("t_kernel", "compiled", "run", "setters", "_ctx", "_last", "label", "arg_names")
+    __slots__ = ("t_kernel", "compiled", "run", "setters", "_ctx", "_last", "_aslots", "label", "arg_names")
 
     def launch(self, values, grads=None):
         """Run with one value per non-template parameter.
@@ -296,12 +298,25 @@ class _Spec:
             if ctx is None:
                 ctx = self._ctx = self.t_kernel.make_launch_context()
                 last = self._last = [_UNSET] * len(self.setters)
+                self._aslots = {}  # argument -> where ctx keeps its data pointer (0: unknown)
             i = 0
             for (kind, idx), v in zip(self.setters, values):
                 # (0.0 == -0.0: zeros are always set, so the sign bit reaches the kernel)
-                if last[i] != v or v == 0:
+                lv = last[i]
+                if lv != v or v == 0:
                     last[i] = _UNSET  # stays unset if the setter raises
-                    _set_arg(ctx, kind, idx, v, 0, self)
+                    if kind == _P_ARRAY and lv is not _UNSET and lv[1] == v[1] and lv[2] == v[2]:
+                        # only the pointer changed (a new output, say): write it where the
+                        # context keeps it (see _array_set), else the setter
+                        sl = self._aslots.get(i)
+                        if sl is None:
+                            sl = self._aslots[i] = _find_slot(ctx, idx, v)
+                        if sl:
+                            sl.value = v[0]
+                        else:
+                            _set_arg(ctx, kind, idx, v, 0, self)
+                    else:
+                        _set_arg(ctx, kind, idx, v, 0, self)
                     last[i] = v
                 i += 1
             try:
@@ -411,6 +426,18 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
         print(src)
     exec(compile(src, f"<tiarray {spec.label} runner>", "exec"), ns)
     return ns["run"]
+
+
+def _find_slot(ctx, idx, v):
+    """Where ``ctx`` keeps array argument ``idx``'s data pointer (a ``c_uint64`` over it), or
+    0; leaves the argument set to ``v`` = ``(pointer, nbytes, shape)`` either way."""
+    slot = _backend.array_slot(ctx, idx, v[1], v[2])
+    if not slot:
+        ctx.set_arg_external_array_with_shape(idx, v[0], v[1], v[2], 0)
+        return 0
+    sl = ctypes.c_uint64.from_address(slot)
+    sl.value = v[0]
+    return sl
 
 
 def _array_set(ns: dict, k: int, p: str, idx, nbytes: int, shape) -> str:
@@ -723,6 +750,7 @@ class Launcher:
         s.run = run
         s._ctx = None
         s._last = None
+        s._aslots = {}
         s.setters = [(p.kind, self._slots[i]) for i, p in enumerate(self.params) if p.kind != _P_TEMPLATE]
         s.label = self.name
         s.arg_names = [p.name for p in self.params if p.kind != _P_TEMPLATE]

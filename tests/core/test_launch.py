@@ -48,6 +48,22 @@ def test_axpy_matches_numpy_both_variants():
         np.testing.assert_allclose(out, 2.5 * x + y, rtol=1e-6)
 
 
+def test_a_spec_reads_every_changed_pointer_and_shape():
+    # a spec's launch context re-sets only what changed: a new pointer of the same size and
+    # shape is written where the context keeps it, a new shape goes through Taichi's setter;
+    # arguments keep their memory alive, so every call here is on new addresses
+    launcher = Launcher(_axpy)
+    spec = launcher.spec([(ta.float32, 1, False)] * 3, (), serial=True)
+    rng = np.random.default_rng(3)
+    keep = []
+    for n in (5, 5, 5, 9, 9, 5, 5, 0, 5, 9):
+        x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        out = np.full(n, np.nan, np.float32)
+        spec.launch([1.5, *((a.ctypes.data, a.nbytes, a.shape) for a in (x, y, out))])
+        np.testing.assert_array_equal(out, np.float32(1.5) * x + y)
+        keep += [x, y, out]
+
+
 def test_explicit_serial_and_parallel_specs_agree():
     launcher = Launcher(_axpy)
     x, y = ta.asarray(np.arange(1000, dtype=np.float32)), ta.asarray(np.ones(1000, np.float32))

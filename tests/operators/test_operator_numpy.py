@@ -457,6 +457,24 @@ def test_fast_path_checks_the_whole_signature_itself():
     np.testing.assert_array_equal(axpy(2.0, x, y), axpy_ref(2.0, x, y))
 
 
+def test_fast_path_puts_the_signature_in_use_first():
+    # each remembered signature the call is not costs a failed check (~0.15 us): the one that
+    # took the call moves to the front of op._fast
+    from tiarray._internal import debug_mode
+
+    x = rng.standard_normal(7).astype(np.float32)
+    x64 = x.astype(np.float64)
+    x16 = rng.standard_normal(9).astype(np.float32)
+    for a in (x, x64, x16):  # three signatures, the last one first
+        np.testing.assert_array_equal(axpy(1.0, a, a), axpy_ref(1.0, a, a))
+    if debug_mode():
+        pytest.skip("debug mode launches every call through its checks: no fast path")
+    assert axpy._fast[0][1]((1.0, x16, x16)) is not None
+    np.testing.assert_array_equal(axpy(1.0, x, x), axpy_ref(1.0, x, x))  # a hit of the third
+    first = axpy._fast[0][1]
+    assert first((1.0, x, x)) is not None and first((1.0, x16, x16)) is None
+
+
 def test_fast_path_after_a_taichi_reset(tmp_path):
     # the remembered code holds a launch context of the old program: after ti.reset (with or
     # without a new ti.init) calls must re-plan, not launch into freed memory
