@@ -266,7 +266,7 @@ def _sorted_weights(w, perm):
     return ws if _xp.fw_of(w) in ("numpy", "jax") else _xp.from_numpy(ws, w)
 
 
-def _delay_index(idx, ptr, d, m, D, *, row_major=False):
+def _delay_index(idx, ptr, d, m, D):
     """The synapses of each row grouped by delay: ``(dptr, perm, cols)`` with row ``i``'s
     synapses of delay ``k`` at ``perm[dptr[k m + i] : dptr[k m + i + 1]]`` (delay-major;
     positions in ``indices``, increasing) and ``cols`` their columns; ``None`` where the structure is traced
@@ -274,9 +274,7 @@ def _delay_index(idx, ptr, d, m, D, *, row_major=False):
 
     Built on the host (a stable sort) once per version of the three arrays (``_once``), in
     the framework of ``indices`` (NumPy for JAX arrays: constants of the computation).
-    Delays are taken modulo ``D``, as the direct kernel reads them. ``row_major``: row ``i``'s
-    synapses of delay ``k`` at ``perm[dptr[i D + k] : dptr[i D + k + 1]]`` instead (each row's
-    synapses in one run, by delay: the push form's order, ``csr_delay_deliver``).
+    Delays are taken modulo ``D``, as the direct kernel reads them.
     """
     arrays = (idx, ptr, d)
 
@@ -284,7 +282,7 @@ def _delay_index(idx, ptr, d, m, D, *, row_major=False):
         hi, hp, hd = (np.asarray(_xp.host(a)) for a in arrays)  # validated: indptr 0 .. nnz, sorted
         rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(hp.astype(np.int64)))
         dm = np.mod(hd.astype(np.int64), D)
-        key = rows * D + dm if row_major else dm * m + rows  # delay-major: a slot's rows in order
+        key = dm * m + rows  # delay-major: a slot's rows in order
         perm = np.argsort(key, kind="stable").astype(np.int32)
         dptr = np.zeros(m * D + 1, np.int64)
         np.cumsum(np.bincount(key, minlength=m * D), out=dptr[1:])
@@ -296,9 +294,7 @@ def _delay_index(idx, ptr, d, m, D, *, row_major=False):
 
     # traced, or arrays that may change (writeable NumPy, CuPy, TiArrays): no index, since
     # building it (a sort) on every call would cost more than the direct kernel saves
-    return _once.cached(
-        "delay_index_rows" if row_major else "delay_index", arrays, (m, D), build, lambda: None
-    )
+    return _once.cached("delay_index", arrays, (m, D), build, lambda: None)
 
 
 event_csrmv_delayed.operator = _MAIN

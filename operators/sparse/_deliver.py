@@ -26,15 +26,20 @@ from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _deliver_kernels as K
 from . import _policy, _rules, _validate, _xp
 from ._common import IEEE
-from ._delayed import _delay_index, index_weights, int_scalar
+from ._delayed import int_scalar
 
 __all__ = ["csr_delay_deliver"]
 
 _STRUCT = ("indices", "indptr", "delays", "t")
 
 
-def _outs(ring, events, weights, indices, indptr, delays, t, *, shape):
+def _outs(ring, events, weights, indices, indptr, delays, t, n, *, shape):
     return ShapeDtype(ring.shape, ring.dtype)
+
+
+def _scratch(ring, events, weights, indices, indptr, delays, t, n, *, serial, shape):
+    # the CPU kernel's chunk of ring cells (_deliver_kernels._deliver_run_w)
+    return ShapeDtype((K.DELIVER_CHUNK,), "int32")
 
 
 def _zeros_like(x):
@@ -42,28 +47,36 @@ def _zeros_like(x):
 
 
 def _jvp(primals, tangents, *, shape):
-    ring, e, w, idx, ptr, d, t = primals
+    ring, e, w, idx, ptr, d, t, n = primals
     tr, te, tw = tangents[:3]
     out = tr
     for ev, wt in ((e, tw), (te, w)):
         if ev is None or wt is None:
             continue
-        part = _DELIVER(_zeros_like(ring), ev, wt, idx, ptr, d, t, shape=shape)
+        part = _DELIVER(_zeros_like(ring), ev, wt, idx, ptr, d, t, n, shape=shape)
         out = part if out is None else out + part
     return out
 
 
 def _transpose(cts, primals, *, shape):
     (ct,) = cts
-    ring, e, w, idx, ptr, d, t = primals
-    res = [None] * 7
+    ring, e, w, idx, ptr, d, t, n = primals
+    res = [None] * 8
     if isinstance(ring, UndefinedPrimal):
         res[0] = ct
+    ct2 = _xp.reshape(ct, (ct.shape[0] // shape[1], shape[1])) if shape[1] else None  # the ring (L, n)
     if isinstance(w, UndefinedPrimal):  # g_j = ct[(t + d_j) mod L, c_j] e_row(j)
-        g = _SDDMM(e, idx, ptr, d, t, ct, shape=shape)
+        if ct2 is None:
+            g = _xp.full((idx.shape[0],), 0, _xp.dtype_of(ct).name, ct)
+        else:
+            g = _SDDMM(e, idx, ptr, d, t, ct2, shape=shape)
         res[2] = _xp.astype(g.sum().reshape(()) if len(w.shape) == 0 else g, w.dtype)
     if isinstance(e, UndefinedPrimal):  # g_i = sum_{j in row i} w_j ct[(t + d_j) mod L, c_j]
-        res[1] = _xp.astype(_T(w, idx, ptr, d, t, ct, shape=shape), e.dtype)
+        if ct2 is None:
+            g = _xp.full((shape[0],), 0, _xp.dtype_of(ct).name, ct)
+        else:
+            g = _T(w, idx, ptr, d, t, ct2, shape=shape)
+        res[1] = _xp.astype(g, e.dtype)
     return tuple(res)
 
 
@@ -72,8 +85,9 @@ def _sddmm_transpose(cts, primals, *, shape):
     e, idx, ptr, d, t, ct = primals
     res = [None] * 6
     if isinstance(ct, UndefinedPrimal):
-        zero = _xp.full(tuple(ct.shape), 0, _xp.dtype_of(g).name, g)
-        res[5] = _DELIVER(zero, e, g, idx, ptr, d, t, shape=shape)
+        res[5] = _deliver_2d(
+            _xp.full(tuple(ct.shape), 0, _xp.dtype_of(g).name, g), e, g, idx, ptr, d, t, shape
+        )
     if isinstance(e, UndefinedPrimal):
         res[0] = _xp.astype(_T(g, idx, ptr, d, t, ct, shape=shape), e.dtype)
     return tuple(res)
@@ -84,8 +98,9 @@ def _t_transpose(cts, primals, *, shape):
     w, idx, ptr, d, t, ct = primals
     res = [None] * 6
     if isinstance(ct, UndefinedPrimal):
-        zero = _xp.full(tuple(ct.shape), 0, _xp.dtype_of(w).name, w)
-        res[5] = _DELIVER(zero, g, w, idx, ptr, d, t, shape=shape)
+        res[5] = _deliver_2d(
+            _xp.full(tuple(ct.shape), 0, _xp.dtype_of(w).name, w), g, w, idx, ptr, d, t, shape
+        )
     if isinstance(w, UndefinedPrimal):
         gw = _SDDMM(g, idx, ptr, d, t, ct, shape=shape)
         res[0] = _xp.astype(gw.sum().reshape(()) if len(w.shape) == 0 else gw, w.dtype)
@@ -94,34 +109,35 @@ def _t_transpose(cts, primals, *, shape):
 
 # ``jax.jit`` of a scan that carries the ring: XLA passes the ring's buffer as the output
 # (no copy) where nothing reads the old ring after the call, as for its own in-place ops.
+# The kernel sees the ring flattened, ``(L * n,)``, and ``n``: a cell of a flat array is one
+# address, and the CPU kernel's two passes over a row's synapses run 0.9-1.6x faster than
+# through a 2-D index or the delay index (``python benchmarks/bench_sparse_families.py
+# --families delayed``, docs/performance.md).
 _DELIVER = Operator(
     "csr_delay_deliver",
     kernel=K.deliver_kernel,
     outs=_outs,
+    scratch=_scratch,
     aliases={"out": "ring"},
     jvp=_jvp,
     transpose=_transpose,
     linear=("ring", "events", "weights"),
     batch=lambda args, axes, **st: _rules.loop_batch(_DELIVER, args, axes, st),
-    nondiff=_STRUCT,
+    nondiff=_STRUCT + ("n",),
     policy=lambda *inputs, **static: "serial",  # the CPU kernel delivers on one thread
     compile_options=IEEE,
 )
-# Through the row-major delay index (a CPU kernel): `python benchmarks/bench_sparse_families.py
-# --families delayed`, row "ti push jit" (docs/performance.md).
-_SORTED = Operator(
-    "csr_delay_deliver_sorted",
-    kernel=K.deliver_sorted_kernel,
-    outs=lambda r, e, w, i, p, d, t, rptr, perm, cols, wsort, *, shape: ShapeDtype(r.shape, r.dtype),
-    aliases={"out": "ring"},
-    jvp=lambda primals, tangents, **st: _jvp(primals[:7], tangents[:7], **st),
-    transpose=lambda cts, primals, **st: _transpose(cts, primals[:7], **st) + (None,) * 4,
-    linear=("ring", "events", "weights"),
-    batch=lambda args, axes, **st: _rules.loop_batch(_SORTED, args, axes, st),
-    nondiff=_STRUCT + ("rptr", "perm", "cols", "wsort"),
-    policy=lambda *inputs, **static: "serial",
-    compile_options=IEEE,
-)
+
+
+def _deliver_2d(ring, events, weights, indices, indptr, delays, t, shape):
+    """:data:`_DELIVER` on a ring ``(L, n)``: flattened in, reshaped out (views, no copies)."""
+    L, n = ring.shape
+    out = _DELIVER(
+        _xp.reshape(ring, (L * n,)), events, weights, indices, indptr, delays, t, int(n), shape=shape
+    )
+    return _xp.reshape(out, (L, n))
+
+
 _SDDMM = Operator(
     "csr_delay_deliver_sddmm",
     kernel=K.deliver_sddmm_kernel,
@@ -242,9 +258,4 @@ def csr_delay_deliver(ring, events, weights, indices, indptr, delays, t, *, shap
         )
     _validate.index_range(func, "delays", d, L, "delay")
     tt = int_scalar(func, "t", t, like=r)
-    index = _delay_index(idx, ptr, d, m, L, row_major=True) if _policy._cpu() else None
-    if index is None:  # traced or writeable structure, or a GPU: the direct kernel
-        return _DELIVER(r, e, w, idx, ptr, d, tt, shape=(m, n))
-    rptr, perm, cols = index
-    wsort = index_weights("deliver_weights", w, (idx, ptr, d), perm, (m, L))
-    return _SORTED(r, e, w, idx, ptr, d, tt, rptr, perm, cols, wsort, shape=(m, n))
+    return _deliver_2d(r, e, w, idx, ptr, d, tt, (m, n))

@@ -5,9 +5,10 @@ an event of row ``i`` at step ``t`` adds ``w_j`` (times a float event) into
 ``ring[(t + d_j) mod L, c_j]`` for each of its synapses ``j`` (column ``c_j``, delay ``d_j``).
 
 - ``deliver_kernel``: the delivery, into ``out``, which starts with ``ring``'s values (the
-  Operator's ``aliases``): only the synapses of rows with an event are visited. Synapses
-  with a column outside ``[0, n)`` or a delay outside ``[0, L)`` (possible only where values
-  were not checked, under ``jax.jit``) are skipped.
+  Operator's ``aliases``; both flattened to ``(L * n,)``, with ``n`` an argument): only the
+  synapses of rows with an event are visited. Synapses with a column outside ``[0, n)`` or a
+  delay outside ``[0, L)`` (possible only where values were not checked, under ``jax.jit``)
+  are skipped.
 - ``deliver_sddmm_kernel`` (weight gradient): ``g_j = ct[(t + d_j) mod L, c_j] e_{row_j}``.
 - ``deliver_t_kernel`` (event gradient): ``g_i = sum_{j in row i} w_j ct[(t + d_j) mod L, c_j]``.
 
@@ -41,46 +42,108 @@ def _weight(weights: ti.template(), j, dt: ti.template()):
     return w
 
 
-@ti.func
-def _deliver_row(weights: ti.template(), indices: ti.template(), delays: ti.template(), out: ti.template(),
-                 sc, a, b, t0, L, n, atomic: ti.template()):  # fmt: skip
-    """A row's synapses ``[a, b)``: ``out[(t0 + d_j) mod L, c_j] += w_j sc``."""
-    for j in range(a, b):
-        c = indices[j]
-        d = delays[j]
-        if _valid(c, n) and _valid(d, L):
+DELIVER_CHUNK = 256  # synapses whose ring cells one pass computes before the adds (a scratch buffer)
+
+
+@ti.real_func
+def _deliver_run_w(
+    weights: ti.types.ndarray(ndim=1),
+    indices: ti.types.ndarray(ndim=1),
+    delays: ti.types.ndarray(ndim=1),
+    buf: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=1),
+    a: ti.i32,
+    b: ti.i32,
+    t0: ti.i32,
+    L: ti.i32,
+    n: ti.i32,
+    scale: ti.f64,
+):
+    """``out[((t0 + d_j) mod L) n + c_j] += w_j scale`` over the synapses ``[a, b)``, in chunks:
+    first each synapse's cell of the flat ring (``-1``: skipped), a loop LLVM vectorises, then
+    the read-modify-writes with nothing else between them (brainevent's numba kernel does the
+    same; the cells' loads no longer wait behind the stores). A real function: the pointers
+    arrive in registers (inlined, every store reloads them, see ``_csr_kernels._scatter_row``)."""
+    sc = ti.cast(scale, out.get_type().element_type)
+    base = a
+    while base < b:
+        m = ti.min(DELIVER_CHUNK, b - base)
+        for k in range(m):
+            c = indices[base + k]
+            d = delays[base + k]
             s = t0 + ti.cast(d, ti.i32)
             if s >= L:
                 s -= L
-            v = _weight(weights, j, out.get_type().element_type) * sc
-            q = ti.cast(c, ti.i32)
-            if ti.static(atomic):
-                ti.atomic_add(out[s, q], v)
-            else:
-                out[s, q] = out[s, q] + v
+            cell = s * n + ti.cast(c, ti.i32)
+            if not (c >= 0 and c < n and d >= 0 and d < L):
+                cell = -1
+            buf[k] = cell
+        for k in range(m):
+            cell = buf[k]
+            if cell >= 0:
+                out[cell] = out[cell] + ti.cast(weights[base + k], out.get_type().element_type) * sc
+        base += m
+
+
+@ti.real_func
+def _deliver_run_h(
+    indices: ti.types.ndarray(ndim=1),
+    delays: ti.types.ndarray(ndim=1),
+    buf: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=1),
+    a: ti.i32,
+    b: ti.i32,
+    t0: ti.i32,
+    L: ti.i32,
+    n: ti.i32,
+    value: ti.f64,
+):
+    """:func:`_deliver_run_w` with one weight for every synapse (``value`` = weight x event)."""
+    v = ti.cast(value, out.get_type().element_type)
+    base = a
+    while base < b:
+        m = ti.min(DELIVER_CHUNK, b - base)
+        for k in range(m):
+            c = indices[base + k]
+            d = delays[base + k]
+            s = t0 + ti.cast(d, ti.i32)
+            if s >= L:
+                s -= L
+            cell = s * n + ti.cast(c, ti.i32)
+            if not (c >= 0 and c < n and d >= 0 and d < L):
+                cell = -1
+            buf[k] = cell
+        for k in range(m):
+            cell = buf[k]
+            if cell >= 0:
+                out[cell] = out[cell] + v
+        base += m
 
 
 @ti.kernel
 def deliver_kernel(
-    ring: ti.types.ndarray(ndim=2),
+    ring: ti.types.ndarray(ndim=1),
     events: ti.types.ndarray(ndim=1),
     weights: ti.types.ndarray(),
     indices: ti.types.ndarray(ndim=1),
     indptr: ti.types.ndarray(ndim=1),
     delays: ti.types.ndarray(ndim=1),
     t: ti.types.ndarray(ndim=0),
-    out: ti.types.ndarray(ndim=2),
+    n: ti.i32,
+    out: ti.types.ndarray(ndim=1),
+    buf: ti.types.ndarray(ndim=1),
 ):
-    """``out[(t + d_j) mod L, c_j] += w_j e_{row_j}`` over the synapses of rows with an event.
+    """``out[((t + d_j) mod L) n + c_j] += w_j e_{row_j}`` over the synapses of rows with an
+    event, ``out`` the ring ``(L, n)`` flattened (it starts as ``ring``'s copy, ``aliases``).
 
     CPU: one thread with plain read-modify-writes (a float atomic add is a compare-and-swap
     loop; event-driven work is small), the events scanned 64 at a time as in the CSR
-    scatter. GPU: one thread per row, atomic adds."""
-    L = out.shape[0]
-    n = out.shape[1]
+    scatter, each active row's synapses through :func:`_deliver_run_w` (``buf``: its chunk of
+    ring cells, ``DELIVER_CHUNK`` long). GPU: one thread per row, atomic adds (``buf`` unused)."""
+    L = out.shape[0] // ti.max(n, 1)
     nnz = ti.min(indices.shape[0], delays.shape[0])
     m = ti.min(events.shape[0], indptr.shape[0] - 1)
-    if L > 0:
+    if L > 0 and n > 0:
         t0 = _start(t[None], L)
         if ti.static(on_gpu()):
             for i in range(m):
@@ -88,7 +151,15 @@ def deliver_kernel(
                 if _nonzero(events, e):
                     a, b = _bounds(indptr, i, nnz)
                     sc = _scale(events, e, out.get_type().element_type)
-                    _deliver_row(weights, indices, delays, out, sc, a, b, t0, L, n, True)
+                    for j in range(a, b):
+                        c = indices[j]
+                        d = delays[j]
+                        if _valid(c, n) and _valid(d, L):
+                            s = t0 + ti.cast(d, ti.i32)
+                            if s >= L:
+                                s -= L
+                            v = _weight(weights, j, out.get_type().element_type) * sc
+                            ti.atomic_add(out[s * n + ti.cast(c, ti.i32)], v)
         else:
             for _ in range(1):
                 i = 0
@@ -102,117 +173,13 @@ def deliver_kernel(
                             e = events[r]
                             if _nonzero(events, e):
                                 a, b = _bounds(indptr, r, nnz)
-                                sc = _scale(events, e, out.get_type().element_type)
-                                _deliver_row(weights, indices, delays, out, sc, a, b, t0, L, n, False)
+                                sc = ti.cast(_scale(events, e, out.get_type().element_type), ti.f64)
+                                if ti.static(ndim(weights) == 0):
+                                    _deliver_run_h(indices, delays, buf, out, a, b, t0, L, n,
+                                                   ti.cast(weights[None], ti.f64) * sc)  # fmt: skip
+                                else:
+                                    _deliver_run_w(weights, indices, delays, buf, out, a, b, t0, L, n, sc)
                     i = k
-
-
-@ti.func
-def _deliver_segment(weights: ti.template(), perm: ti.template(), cols: ti.template(), out: ti.template(),
-                     sc, a, b, s, n):  # fmt: skip
-    """Synapses ``[a, b)`` of the row-major index, all of one delay, their weights read through
-    ``perm`` (weights that may change): ``out[s, cols[q]] += weights[perm[q]] sc``."""
-    for q in range(a, b):
-        c = cols[q]
-        if _valid(c, n):
-            cc = ti.cast(c, ti.i32)
-            out[s, cc] = out[s, cc] + ti.cast(weights[perm[q]], out.get_type().element_type) * sc
-
-
-@ti.real_func
-def _deliver_run(
-    wsort: ti.types.ndarray(ndim=1),
-    cols: ti.types.ndarray(ndim=1),
-    out: ti.types.ndarray(ndim=2),
-    s: ti.i32,
-    a: ti.i32,
-    b: ti.i32,
-    n: ti.i32,
-    scale: ti.f64,
-):
-    """``out[s, cols[q]] += wsort[q] scale`` over ``[a, b)``: :func:`_deliver_segment` with the
-    weights already in index order, as a real function (the pointers arrive in registers; inlined,
-    every store reloads them, see ``_csr_kernels._scatter_row``)."""
-    sc = ti.cast(scale, out.get_type().element_type)
-    for q in range(a, b):
-        c = cols[q]
-        if c >= 0 and c < n:
-            cc = ti.cast(c, ti.i32)
-            out[s, cc] = out[s, cc] + ti.cast(wsort[q], out.get_type().element_type) * sc
-
-
-@ti.real_func
-def _deliver_run_homo(
-    cols: ti.types.ndarray(ndim=1),
-    out: ti.types.ndarray(ndim=2),
-    s: ti.i32,
-    a: ti.i32,
-    b: ti.i32,
-    n: ti.i32,
-    value: ti.f64,
-):
-    """:func:`_deliver_run` with one weight for every synapse (``value`` = weight x event)."""
-    v = ti.cast(value, out.get_type().element_type)
-    for q in range(a, b):
-        c = cols[q]
-        if c >= 0 and c < n:
-            cc = ti.cast(c, ti.i32)
-            out[s, cc] = out[s, cc] + v
-
-
-@ti.kernel
-def deliver_sorted_kernel(
-    ring: ti.types.ndarray(ndim=2),
-    events: ti.types.ndarray(ndim=1),
-    weights: ti.types.ndarray(),
-    indices: ti.types.ndarray(ndim=1),
-    indptr: ti.types.ndarray(ndim=1),
-    delays: ti.types.ndarray(ndim=1),
-    t: ti.types.ndarray(ndim=0),
-    rptr: ti.types.ndarray(ndim=1),
-    perm: ti.types.ndarray(ndim=1),
-    cols: ti.types.ndarray(ndim=1),
-    wsort: ti.types.ndarray(ndim=1),
-    out: ti.types.ndarray(ndim=2),
-):
-    """``deliver_kernel`` through the row-major delay index (``_delayed._delay_index(...,
-    row_major=True)``): row ``i``'s synapses of delay ``k`` are ``rptr[i L + k] .. rptr[i L + k + 1]``
-    (columns ``cols``, positions ``perm``, weights ``wsort`` in that order when not empty),
-    so an event reads one run of synapses and writes each delay's into one row of the ring,
-    with no delay read per synapse. CPU only (one thread, plain adds)."""
-    L = out.shape[0]
-    n = out.shape[1]
-    m = ti.min(events.shape[0], (rptr.shape[0] - 1) // ti.max(L, 1))
-    nq = ti.min(perm.shape[0], cols.shape[0])
-    for _ in range(1):
-        if L > 0:
-            t0 = _start(t[None], L)
-            i = 0
-            while i < m:
-                kk = ti.min(i + EVENT_BLOCK, m)
-                active = True
-                if kk - i == EVENT_BLOCK:
-                    active = _block_active(events, 0, i)
-                if active:
-                    for r in range(i, kk):
-                        e = events[r]
-                        if _nonzero(events, e):
-                            sc = _scale(events, e, out.get_type().element_type)
-                            for k in range(L):
-                                a = ti.cast(ti.min(ti.max(rptr[r * L + k], 0), nq), ti.i32)
-                                b = ti.cast(ti.min(ti.max(rptr[r * L + k + 1], 0), nq), ti.i32)
-                                s = t0 + k
-                                if s >= L:
-                                    s -= L
-                                if a < b:
-                                    if ti.static(ndim(weights) == 0):
-                                        _deliver_run_homo(cols, out, s, a, b, n,
-                                                          ti.cast(weights[None], ti.f64) * ti.cast(sc, ti.f64))  # fmt: skip
-                                    elif wsort.shape[0] > 0:
-                                        _deliver_run(wsort, cols, out, s, a, b, n, ti.cast(sc, ti.f64))
-                                    else:
-                                        _deliver_segment(weights, perm, cols, out, sc, a, b, s, n)
-                i = kk
 
 
 @ti.kernel

@@ -30,9 +30,8 @@ def _deliver_ref(ring, events, w, idx, rows, delays, t):
     return out
 
 
-# "writeable": arrays that may change, the direct kernel; "frozen": read-only arrays, the
-# kernel through the cached row-major delay index (weights reordered once); "one": a
-# single weight through the index.
+# "writeable": arrays that may change; "frozen": read-only arrays (checked once); "one": a
+# single weight (the kernel's homogeneous path).
 @pytest.mark.parametrize("arrays", ["writeable", "frozen", "one"])
 @pytest.mark.parametrize("mode", ["serial", "parallel"])
 def test_arrival_ring_simulation_equals_the_pull_form(net, mode, arrays):
@@ -43,9 +42,6 @@ def test_arrival_ring_simulation_equals_the_pull_form(net, mode, arrays):
         w = np.float64(0.75)
     if arrays != "writeable":
         idx, ptr, delays = frozen(idx, ptr, delays)
-        assert sp._delayed._delay_index(idx, ptr, delays, M, L, row_major=True) is not None
-    else:
-        assert sp._delayed._delay_index(idx, ptr, delays, M, L, row_major=True) is None
     rng = np.random.default_rng(0)
     steps = 23
     spikes = rng.random((steps, M)) < 0.15
@@ -201,3 +197,25 @@ def test_event_blocks(rate, read_only):
         w, idx, ptr, delays = frozen(w, idx, ptr, delays)
     got = sp.csr_delay_deliver(ring, ev, w, idx, ptr, delays, 5, shape=(m, n))
     np.testing.assert_allclose(got, _deliver_ref(ring, ev, w, idx, rows, delays, 5), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("one", [False, True])
+def test_rows_longer_than_a_chunk(one):
+    # the CPU kernel computes a row's ring cells a chunk at a time (DELIVER_CHUNK synapses):
+    # rows of 0, 1, a chunk, a chunk +- 1 and several chunks, repeated columns, float events
+    from tiarray.operators.sparse._deliver_kernels import DELIVER_CHUNK as C
+
+    rng = np.random.default_rng(11)
+    n, Lr = 700, 4
+    lengths = [0, 1, C - 1, C, C + 1, 3 * C + 7, 2]
+    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    idx = rng.integers(0, n, ptr[-1]).astype(np.int32)
+    delays = rng.integers(0, Lr, ptr[-1]).astype(np.int32)
+    w = np.float32(0.5) if one else rng.standard_normal(ptr[-1]).astype(np.float32)
+    events = np.array([1.0, 0.0, -2.0, 1.5, 1.0, 0.25, 3.0], np.float32)
+    ring = rng.standard_normal((Lr, n)).astype(np.float32)
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    got = sp.csr_delay_deliver(ring, events, w, idx, ptr, delays, 6, shape=(len(lengths), n))
+    want = _deliver_ref(ring, events, w, idx, rows, delays, 6)
+    # each cell: the ring's value plus up to ~3 float32 products, added in order
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
