@@ -22,9 +22,11 @@ transposes are Operators of their own (``csr_delay_deliver_sddmm``: the weight g
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _deliver_kernels as K
-from . import _policy, _rules, _validate, _xp
+from . import _once, _policy, _rules, _validate, _xp
 from ._common import IEEE
 from ._delayed import int_scalar
 
@@ -33,11 +35,11 @@ __all__ = ["csr_delay_deliver"]
 _STRUCT = ("indices", "indptr", "delays", "t")
 
 
-def _outs(ring, events, weights, indices, indptr, delays, t, n, *, shape):
+def _outs(ring, events, weights, indices, indptr, delays, t, n, cells, *, shape):
     return ShapeDtype(ring.shape, ring.dtype)
 
 
-def _scratch(ring, events, weights, indices, indptr, delays, t, n, *, serial, shape):
+def _scratch(ring, events, weights, indices, indptr, delays, t, n, cells, *, serial, shape):
     # the CPU kernel's chunk of ring cells (_deliver_kernels._deliver_run_w)
     return ShapeDtype((K.DELIVER_CHUNK,), "int32")
 
@@ -47,21 +49,21 @@ def _zeros_like(x):
 
 
 def _jvp(primals, tangents, *, shape):
-    ring, e, w, idx, ptr, d, t, n = primals
+    ring, e, w, idx, ptr, d, t, n, cells = primals
     tr, te, tw = tangents[:3]
     out = tr
     for ev, wt in ((e, tw), (te, w)):
         if ev is None or wt is None:
             continue
-        part = _DELIVER(_zeros_like(ring), ev, wt, idx, ptr, d, t, n, shape=shape)
+        part = _DELIVER(_zeros_like(ring), ev, wt, idx, ptr, d, t, n, cells, shape=shape)
         out = part if out is None else out + part
     return out
 
 
 def _transpose(cts, primals, *, shape):
     (ct,) = cts
-    ring, e, w, idx, ptr, d, t, n = primals
-    res = [None] * 8
+    ring, e, w, idx, ptr, d, t, n, cells = primals
+    res = [None] * 9
     if isinstance(ring, UndefinedPrimal):
         res[0] = ct
     ct2 = _xp.reshape(ct, (ct.shape[0] // shape[1], shape[1])) if shape[1] else None  # the ring (L, n)
@@ -123,18 +125,39 @@ _DELIVER = Operator(
     transpose=_transpose,
     linear=("ring", "events", "weights"),
     batch=lambda args, axes, **st: _rules.loop_batch(_DELIVER, args, axes, st),
-    nondiff=_STRUCT + ("n",),
+    nondiff=_STRUCT + ("n", "cells"),
     policy=lambda *inputs, **static: "serial",  # the CPU kernel delivers on one thread
     compile_options=IEEE,
 )
 
 
-def _deliver_2d(ring, events, weights, indices, indptr, delays, t, shape):
+def _cells(indices, delays, L, n):
+    """``delays * n + indices`` (int32), each synapse's cell of the flattened ring at ``t = 0``:
+    the kernel's cell at step ``t`` is then one add and one wrap (``(cells + (t mod L) n) mod
+    L n``), with no column or delay read. Cached per version of the two arrays (``_once``;
+    NumPy for JAX arrays: constants of the computation). None where they are traced or may
+    change (the kernel then computes each cell, checking it), off the CPU, or where ``L n``
+    passes int32. Only called after the range checks (columns in ``[0, n)``, delays in
+    ``[0, L)``): every cell is in ``[0, L n)``."""
+    arrays = (indices, delays)
+
+    def build():
+        hi, hd = (np.asarray(_xp.host(a)).astype(np.int64) for a in arrays)
+        c = (hd * n + hi).astype(np.int32)
+        return c if _xp.fw_of(indices) in ("numpy", "jax") else _xp.from_numpy(c, indices)
+
+    if L * n >= 2**31 or not _policy._cpu():
+        return None
+    return _once.cached("deliver_cells", arrays, (L, n), build, lambda: None)
+
+
+def _deliver_2d(ring, events, weights, indices, indptr, delays, t, shape, cells=None):
     """:data:`_DELIVER` on a ring ``(L, n)``: flattened in, reshaped out (views, no copies)."""
     L, n = ring.shape
-    out = _DELIVER(
-        _xp.reshape(ring, (L * n,)), events, weights, indices, indptr, delays, t, int(n), shape=shape
-    )
+    if cells is None:
+        cells = _xp.full((0,), 0, "int32", indices)
+    flat = _xp.reshape(ring, (L * n,))
+    out = _DELIVER(flat, events, weights, indices, indptr, delays, t, int(n), cells, shape=shape)
     return _xp.reshape(out, (L, n))
 
 
@@ -258,4 +281,4 @@ def csr_delay_deliver(ring, events, weights, indices, indptr, delays, t, *, shap
         )
     _validate.index_range(func, "delays", d, L, "delay")
     tt = int_scalar(func, "t", t, like=r)
-    return _deliver_2d(r, e, w, idx, ptr, d, tt, (m, n))
+    return _deliver_2d(r, e, w, idx, ptr, d, tt, (m, n), _cells(idx, d, L, n))

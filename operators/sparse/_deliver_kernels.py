@@ -120,6 +120,44 @@ def _deliver_run_h(
         base += m
 
 
+@ti.real_func
+def _deliver_cells_w(
+    weights: ti.types.ndarray(ndim=1),
+    cells: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=1),
+    a: ti.i32,
+    b: ti.i32,
+    t0n: ti.i32,
+    LN: ti.i32,
+    scale: ti.f64,
+):
+    """``out[(cells_j + t0 n) mod L n] += w_j scale`` over ``[a, b)``: ``cells`` (``d_j n + c_j``,
+    cached for a structure that cannot change) makes a synapse's ring cell one add and one
+    wrap, with no column or delay read (``_deliver._cells``)."""
+    sc = ti.cast(scale, out.get_type().element_type)
+    for j in range(a, b):
+        cell = cells[j] + t0n
+        if cell >= LN:
+            cell -= LN
+        if cell >= 0 and cell < LN:
+            out[cell] = out[cell] + ti.cast(weights[j], out.get_type().element_type) * sc
+
+
+@ti.real_func
+def _deliver_cells_h(
+    cells: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1), a: ti.i32, b: ti.i32, t0n: ti.i32, LN: ti.i32,
+    value: ti.f64,
+):  # fmt: skip
+    """:func:`_deliver_cells_w` with one weight for every synapse (``value`` = weight x event)."""
+    v = ti.cast(value, out.get_type().element_type)
+    for j in range(a, b):
+        cell = cells[j] + t0n
+        if cell >= LN:
+            cell -= LN
+        if cell >= 0 and cell < LN:
+            out[cell] = out[cell] + v
+
+
 @ti.kernel
 def deliver_kernel(
     ring: ti.types.ndarray(ndim=1),
@@ -130,6 +168,7 @@ def deliver_kernel(
     delays: ti.types.ndarray(ndim=1),
     t: ti.types.ndarray(ndim=0),
     n: ti.i32,
+    cells: ti.types.ndarray(ndim=1),
     out: ti.types.ndarray(ndim=1),
     buf: ti.types.ndarray(ndim=1),
 ):
@@ -139,7 +178,9 @@ def deliver_kernel(
     CPU: one thread with plain read-modify-writes (a float atomic add is a compare-and-swap
     loop; event-driven work is small), the events scanned 64 at a time as in the CSR
     scatter, each active row's synapses through :func:`_deliver_run_w` (``buf``: its chunk of
-    ring cells, ``DELIVER_CHUNK`` long). GPU: one thread per row, atomic adds (``buf`` unused)."""
+    ring cells, ``DELIVER_CHUNK`` long), or, where ``cells`` holds one cell per synapse (a
+    structure that cannot change), through :func:`_deliver_cells_w`. GPU: one thread per row,
+    atomic adds (``buf`` and ``cells`` unused)."""
     L = out.shape[0] // ti.max(n, 1)
     nnz = ti.min(indices.shape[0], delays.shape[0])
     m = ti.min(events.shape[0], indptr.shape[0] - 1)
@@ -161,6 +202,7 @@ def deliver_kernel(
                             v = _weight(weights, j, out.get_type().element_type) * sc
                             ti.atomic_add(out[s * n + ti.cast(c, ti.i32)], v)
         else:
+            cached = cells.shape[0] >= nnz
             for _ in range(1):
                 i = 0
                 while i < m:
@@ -174,7 +216,13 @@ def deliver_kernel(
                             if _nonzero(events, e):
                                 a, b = _bounds(indptr, r, nnz)
                                 sc = ti.cast(_scale(events, e, out.get_type().element_type), ti.f64)
-                                if ti.static(ndim(weights) == 0):
+                                if cached:
+                                    if ti.static(ndim(weights) == 0):
+                                        _deliver_cells_h(cells, out, a, b, t0 * n, L * n,
+                                                         ti.cast(weights[None], ti.f64) * sc)  # fmt: skip
+                                    else:
+                                        _deliver_cells_w(weights, cells, out, a, b, t0 * n, L * n, sc)
+                                elif ti.static(ndim(weights) == 0):
                                     _deliver_run_h(indices, delays, buf, out, a, b, t0, L, n,
                                                    ti.cast(weights[None], ti.f64) * sc)  # fmt: skip
                                 else:
