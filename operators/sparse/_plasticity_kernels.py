@@ -75,7 +75,8 @@ def csr_on_pre_kernel(
             for j in range(a, b):
                 c = indices[j]
                 if _valid(c, n_tr):
-                    out[j] = _clip(weights[j] + sc * ti.cast(trace[ti.cast(c, ti.i32)], out.get_type().element_type),
+                    # out starts as weights (the Operator's aliases): read the cell being written
+                    out[j] = _clip(out[j] + sc * ti.cast(trace[ti.cast(c, ti.i32)], out.get_type().element_type),
                                    lo, hi)  # fmt: skip
 
 
@@ -107,7 +108,9 @@ def csr_on_post_kernel(
                 r = rows_t[q]
                 if _valid(j, nnz) and _valid(r, n_tr):
                     jj = ti.cast(j, ti.i32)
-                    out[jj] = _clip(weights[jj] + sc * ti.cast(trace[ti.cast(r, ti.i32)], out.get_type().element_type),
+                    # out starts as weights (aliases): one random cell per synapse, not two (under
+                    # jax.jit without donation they are two buffers)
+                    out[jj] = _clip(out[jj] + sc * ti.cast(trace[ti.cast(r, ti.i32)], out.get_type().element_type),
                                     lo, hi)  # fmt: skip
 
 
