@@ -98,7 +98,11 @@ def _deliver_run_h(
     n: ti.i32,
     value: ti.f64,
 ):
-    """:func:`_deliver_run_w` with one weight for every synapse (``value`` = weight x event)."""
+    """:func:`_deliver_run_w` with one weight for every synapse (``value`` = weight x event).
+
+    The first pass is written out in both real functions on purpose: moved into a ``ti.func``
+    that they call, Taichi 1.7's compiler segfaults (as ``_block_active`` called from a real
+    function did); one real function with a weight flag puts a branch in the adds."""
     v = ti.cast(value, out.get_type().element_type)
     base = a
     while base < b:
