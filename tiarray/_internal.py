@@ -7,8 +7,8 @@ here is used by ``operators/``; changing one is changing that contract.
 
 Language and backend (:mod:`tiarray._backend`)
     ``ti`` the kernel language; ``type_name``, ``element_type``, ``compiling_for_gpu``,
-    ``materialize``, ``native_launch``, ``on_finalize``, ``arg_buffer``, ``array_slot`` (see the
-    boundary's contract).
+    ``materialize``, ``native_launch``, ``on_finalize``, ``arg_buffer``, ``array_slot``, ``task_launch``
+    (see the boundary's contract).
 Runtime (:mod:`tiarray._runtime`)
     ``program``, ``CACHES``, ``ensure_init``, ``register_cache`` (the per-program cache
     registry: hot paths check ``program() is not CACHES.prog``), ``current_device``,
@@ -36,6 +36,7 @@ from ._backend import (
     materialize,
     native_launch,
     on_finalize,
+    task_launch,
     ti,
     type_name,
 )
@@ -57,7 +58,7 @@ from ._validate import check_bool
 
 __all__ = [
     "ti", "type_name", "element_type", "compiling_for_gpu", "materialize", "native_launch", "on_finalize",
-    "arg_buffer", "array_slot",
+    "arg_buffer", "array_slot", "task_launch",
     "program", "CACHES", "ensure_init", "register_cache", "current_device", "is_cpu", "cpu_workers",
     "dtypes", "check_bool",
     "TiArray", "empty_owned", "copy_array", "view_of", "numpy_data_ptr", "asarray", "from_dlpack", "framework_of",

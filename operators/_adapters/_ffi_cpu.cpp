@@ -14,7 +14,11 @@
 //      policy computes the same way (_variant_rule.py);
 //   4. take tiarray's launch lock (the same lock object the Python launches take), write
 //      this call's buffer addresses and scalars into the context, zero-fill the outputs and
-//      launch through Taichi's exported ``Program::launch_kernel``.
+//      launch through Taichi's exported ``Program::launch_kernel``;
+//   5. or, once a variant has been launched that way, call its compiled task functions
+//      directly (see "Direct launches" below): Taichi's launch costs ~1.2 us of C++
+//      bookkeeping per call (perf: dynamic_casts, std::vector<int>-keyed map lookups,
+//      malloc/free), for kernels whose work is often less.
 //
 // Anything else -- a record Python has not prepared, a rule the table cannot express, the
 // reverse mode, debug mode -- is handed to the Python handler (``fallback``). So the native
@@ -38,6 +42,9 @@ typedef void *(*HandlerFn)(void *frame);
 typedef int (*LockAcquireFn)(void *lock, int wait);  // PyThread_acquire_lock
 typedef void (*LockReleaseFn)(void *lock);           // PyThread_release_lock
 typedef void *(*ErrorCreateFn)(void *args);
+typedef void (*TaskFn)(void *runtime_context);
+
+constexpr int kMaxTasks = 16;
 
 struct Variant {
   void *prog;
@@ -45,6 +52,14 @@ struct Variant {
   void *ctx;                     // the launch context (Taichi's LaunchContextBuilder)
   uint64_t slot[kMaxParams];     // per argument, then per result: where ctx keeps it
   uint64_t zero_nb[kMaxParams];  // per result: bytes to zero-fill before the launch
+  // direct launches (see below)
+  void *impl;                    // Taichi's ProgramImpl
+  uint64_t rc, buf, buf_size;    // ctx's RuntimeContext, its argument buffer and its size
+  int direct;                    // 0: not yet known, 1: call `tasks`, -1: always Taichi's launch
+  int tries;                     // discoveries that found no unique layout
+  int n_tasks;
+  TaskFn tasks[kMaxTasks];
+  uint64_t at[kMaxParams];       // per array: where the argument buffer holds its data pointer
 };
 
 struct Record {
@@ -68,7 +83,7 @@ struct Record {
 
 std::atomic<Record *> g_records[kMaxRecords];
 std::atomic<int> g_enabled{0};
-std::atomic<int64_t> g_hits{0}, g_misses{0}, g_errors{0}, g_serial{0};
+std::atomic<int64_t> g_hits{0}, g_misses{0}, g_errors{0}, g_serial{0}, g_direct{0};
 LaunchFn g_launch = nullptr;
 HandlerFn g_fallback = nullptr;
 void *g_lock = nullptr;  // the PyThread_type_lock inside tiarray's launch lock (an RLock)
@@ -176,6 +191,70 @@ void *make_error(uint64_t api, const char *msg) {
   return f(&a);
 }
 
+// ---------------------------------------------------------------------------------------
+// Direct launches. On the CPU, Taichi 1.7's launch (cpu::KernelLauncher::launch_llvm_kernel,
+// taichi/runtime/cpu/kernel_launcher.cpp) sets the RuntimeContext's runtime pointer, copies
+// each external array's data pointer from the context's array_ptrs map into the argument
+// buffer, then calls the kernel's task functions void(RuntimeContext*) in order; nothing
+// after (no synchronisation: a parallel task dispatches to the thread pool itself and
+// returns when it is done). After one such launch of a context, the runtime pointer and
+// every other argument stay in place; so repeating the launch is writing this call's data
+// pointers into the argument buffer and calling the tasks.
+// The task functions are cached in the launcher (ProgramImpl +24 -> cpu::KernelLauncher,
+// +24 -> std::vector<Context> contexts_, 48-byte entries starting with
+// std::vector<TaskFn> task_funcs, indexed by the launch id the CompiledKernelData keeps in
+// std::optional<int> at +8). Where each data pointer sits in the argument buffer is found
+// after that launch: the one 8-byte word equal to the pointer just launched with (no
+// unique word, e.g. one buffer passed twice: try again at a later call, 8 times).
+// Every layout assumption is checked on the way; anything unexpected keeps Taichi's
+// launch for the variant. Python checks a build against Taichi's launch in a subprocess
+// before a process uses it (_native._probe).
+constexpr int kMaxTries = 8;
+
+bool find_tasks(Variant &v) {
+  const uint64_t impl = reinterpret_cast<uint64_t>(v.impl);
+  if (impl == 0) return false;
+  const uint64_t launcher = rd64(impl + 24);
+  if (launcher == 0 || launcher % 8) return false;
+  const int32_t counter = rd32(launcher + 16);
+  const uint64_t b = rd64(launcher + 24), e = rd64(launcher + 32);
+  if (b == 0 || e < b || (e - b) % 48 || (int64_t)((e - b) / 48) != (int64_t)counter) return false;
+  const uint64_t compiled = reinterpret_cast<uint64_t>(v.compiled);
+  if (*reinterpret_cast<const uint8_t *>(compiled + 12) != 1) return false;  // no launch id yet
+  const int32_t id = rd32(compiled + 8);
+  if (id < 0 || id >= counter) return false;
+  const uint64_t tb = rd64(b + 48 * (uint64_t)id), te = rd64(b + 48 * (uint64_t)id + 8);
+  if (tb == 0 || te <= tb || (te - tb) % 8 || (te - tb) / 8 > (uint64_t)kMaxTasks) return false;
+  v.n_tasks = (int)((te - tb) / 8);
+  for (int k = 0; k < v.n_tasks; ++k) {
+    v.tasks[k] = reinterpret_cast<TaskFn>(rd64(tb + 8 * (uint64_t)k));
+    if (v.tasks[k] == nullptr) return false;
+  }
+  return true;
+}
+
+// After Taichi's launch of `v` with data pointers `ptr` (per parameter; scalars ignored).
+void discover(const Record *r, Variant &v, const uint64_t *ptr) {
+  const int n = r->n_args + r->n_rets;
+  bool ok = v.rc && v.buf && v.buf_size && v.buf_size % 8 == 0 && rd64(v.rc) == v.buf &&
+            rd64(v.rc + 8) != 0 /* the runtime, set by the launch */ && find_tasks(v);
+  for (int p = 0; ok && p < n; ++p) {
+    v.at[p] = 0;
+    if (p < r->n_args && !r->arg_array[p]) continue;
+    for (uint64_t o = 0; o < v.buf_size; o += 8) {
+      if (rd64(v.buf + o) != ptr[p]) continue;
+      if (v.at[p]) {  // a second word with this value: not unique
+        ok = false;
+        break;
+      }
+      v.at[p] = v.buf + o;
+    }
+    ok = ok && v.at[p] != 0;
+  }
+  if (ok) v.direct = 1;
+  else if (++v.tries >= kMaxTries) v.direct = -1;
+}
+
 }  // namespace
 
 extern "C" {
@@ -216,22 +295,38 @@ void *tiarray_ffi_handler(void *frame_) {
     g_misses.fetch_add(1, std::memory_order_relaxed);
     return g_fallback(frame_);
   }
+  const bool direct = v.direct == 1;
+  uint64_t ptr[kMaxParams];
   for (int i = 0; i < r->n_args; ++i) {
     const uint64_t d = rd64(args[i] + 24);
-    if (r->arg_array[i])
-      *reinterpret_cast<uint64_t *>(v.slot[i]) = d;  // the data pointer Taichi reads
-    else
+    ptr[i] = d;
+    if (!r->arg_array[i])
       std::memcpy(reinterpret_cast<void *>(v.slot[i]), reinterpret_cast<const void *>(d), r->arg_size[i]);
+    else if (direct)
+      *reinterpret_cast<uint64_t *>(v.at[i]) = d;  // where the tasks read it
+    else
+      *reinterpret_cast<uint64_t *>(v.slot[i]) = d;  // where Taichi's launch reads it
   }
   for (int j = 0; j < r->n_rets; ++j) {
     uint64_t d = rd64(rets[j] + 24);
     if (j >= r->n_scratch_from && d == 0) d = 1;  // as the Python runner: no null pointers
-    *reinterpret_cast<uint64_t *>(v.slot[r->n_args + j]) = d;
+    ptr[r->n_args + j] = d;
+    *reinterpret_cast<uint64_t *>(direct ? v.at[r->n_args + j] : v.slot[r->n_args + j]) = d;
     if (v.zero_nb[j]) std::memset(reinterpret_cast<void *>(d), 0, v.zero_nb[j]);
   }
   void *err = nullptr;
+  if (direct) {
+    void *rc = reinterpret_cast<void *>(v.rc);
+    for (int k = 0; k < v.n_tasks; ++k) v.tasks[k](rc);
+    unlock();
+    g_hits.fetch_add(1, std::memory_order_relaxed);
+    g_direct.fetch_add(1, std::memory_order_relaxed);
+    if (serial) g_serial.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
   try {
     g_launch(v.prog, v.compiled, v.ctx);
+    if (v.direct == 0) discover(r, v, ptr);
   } catch (const std::exception &e) {
     g_errors.fetch_add(1, std::memory_order_relaxed);
     err = make_error(api, e.what());
@@ -295,14 +390,19 @@ int tiarray_ffi_set_record(int64_t rid, int n_args, int n_rets, int n_scratch_fr
   r->kind = kind;
   r->itemsize = itemsize;
   r->count_n = count_n;
-  for (auto &v : r->v) v.prog = v.compiled = v.ctx = nullptr;
+  for (auto &v : r->v) {
+    v.prog = v.compiled = v.ctx = v.impl = nullptr;
+    v.direct = -1;
+  }
   return 0;
 }
 
 // One variant: the program, the compiled kernel, its launch context, where the context keeps
 // each argument and result (``slot``), and the bytes to zero per result.
+// `impl`, `rc`, `buf`, `buf_size` (Taichi's ProgramImpl, ctx's RuntimeContext and argument
+// buffer) are for direct launches: 0 keeps Taichi's launch.
 void tiarray_ffi_set_variant(int64_t rid, int serial, void *prog, void *compiled, void *ctx, const uint64_t *slot,
-                             const uint64_t *zero_nb) {
+                             const uint64_t *zero_nb, void *impl, uint64_t rc, uint64_t buf, uint64_t buf_size) {
   Record *r = g_records[rid].load();
   Variant &v = r->v[serial];
   v.prog = prog;
@@ -310,6 +410,13 @@ void tiarray_ffi_set_variant(int64_t rid, int serial, void *prog, void *compiled
   v.ctx = ctx;
   std::memcpy(v.slot, slot, sizeof(uint64_t) * (r->n_args + r->n_rets));
   std::memcpy(v.zero_nb, zero_nb, sizeof(uint64_t) * r->n_rets);
+  v.impl = impl;
+  v.rc = rc;
+  v.buf = buf;
+  v.buf_size = buf_size;
+  v.direct = impl && rc && buf ? 0 : -1;
+  v.tries = 0;
+  v.n_tasks = 0;
 }
 
 void tiarray_ffi_ready(int64_t rid) { g_records[rid].load()->ready.store(1, std::memory_order_release); }
@@ -320,7 +427,10 @@ void tiarray_ffi_clear() {
     Record *r = g_records[i].load();
     if (r == nullptr) continue;
     r->ready.store(0);
-    for (auto &v : r->v) v.prog = v.compiled = v.ctx = nullptr;
+    for (auto &v : r->v) {
+      v.prog = v.compiled = v.ctx = v.impl = nullptr;
+      v.direct = -1;
+    }
   }
 }
 
@@ -329,6 +439,7 @@ void tiarray_ffi_stats(int64_t *out) {
   out[1] = g_misses.load();
   out[2] = g_errors.load();
   out[3] = g_serial.load();
+  out[4] = g_direct.load();
 }
 
 // Probes for the install check: launch once through Taichi, take and release the lock.

@@ -54,6 +54,9 @@ _reason = "not tried yet (it is built when JAX first runs an Operator on the CPU
 _tried = False
 _cpp = None  # backend: C++ object behind a Taichi Python object
 _keep: dict = {}  # rid -> the launch contexts the native table holds
+# direct launches (the C++ file's "Direct launches"): TIARRAY_NATIVE=launch keeps Taichi's
+# launch for every record (to compare)
+_direct_on = os.environ.get("TIARRAY_NATIVE", "").strip().lower() != "launch"
 
 
 def status() -> str:
@@ -180,7 +183,8 @@ def _open(so: str):
     _sym(lib, "tiarray_ffi_init", I, P, P, P, P, P, P, I, I, I64)
     _sym(lib, "tiarray_ffi_enable", None, I)
     _sym(lib, "tiarray_ffi_set_record", I, I64, I, I, I, U8P, U8P, I, I, D, D, I, I, I, ctypes.c_char, I, I64)
-    _sym(lib, "tiarray_ffi_set_variant", None, I64, I, P, P, P, U64P, U64P)
+    U64 = ctypes.c_uint64
+    _sym(lib, "tiarray_ffi_set_variant", None, I64, I, P, P, P, U64P, U64P, P, U64, U64, U64)
     _sym(lib, "tiarray_ffi_ready", None, I64)
     _sym(lib, "tiarray_ffi_clear", None)
     _sym(lib, "tiarray_ffi_stats", None, ctypes.POINTER(ctypes.c_int64))
@@ -288,12 +292,12 @@ def set_enabled(on: bool) -> None:
 
 
 def stats() -> tuple:
-    """``(launches, misses, errors, serial)`` of the native handler since the process started:
-    its launches, calls it handed to Python after a reset, launches that failed, launches of
-    serial variants."""
+    """``(launches, misses, errors, serial, direct)`` of the native handler since the process
+    started: its launches, calls it handed to Python after a reset, launches that failed,
+    launches of serial variants, launches that called the compiled tasks directly."""
     if _lib is None:
-        return (0, 0, 0, 0)
-    out = (ctypes.c_int64 * 4)()
+        return (0, 0, 0, 0, 0)
+    out = (ctypes.c_int64 * 5)()
     _lib.tiarray_ffi_stats(out)
     return tuple(out)
 
@@ -407,7 +411,8 @@ def register(rid: int, rec) -> bool:
             slots = _slots(ctx, spec, rec, serial)
             zero = [nb if z else 0 for (nb, _), z in zip(rec.outs, rec.zero)]
             zero += [nb for nb, _ in rec.scratch[serial]]
-            prepared.append((serial, spec, ctx, slots, zero))
+            direct = (*_core.task_launch(ctx), *_core.arg_buffer(ctx))
+            prepared.append((serial, spec, ctx, slots, zero, direct))
     except Exception:  # not as expected (see _slots): Python launches this record
         return False
     prog = _cpp(_core.program())
@@ -417,13 +422,15 @@ def register(rid: int, rec) -> bool:
             1 if rec.serial else 0, pre, work, index, by_value, slot, kind, itemsize, count_n,
         ) != 0:  # fmt: skip
             return False
-        for serial, spec, ctx, slots, zero in prepared:
+        for serial, spec, ctx, slots, zero, (impl, rc, buf, size) in prepared:
             sarr = (ctypes.c_uint64 * len(slots))(*slots)
             zarr = (ctypes.c_uint64 * max(len(zero), 1))(*zero)
+            if not _direct_on:
+                impl = rc = 0
             _lib.tiarray_ffi_set_variant(
-                rid, 1 if serial else 0, prog, _cpp(spec.compiled), _cpp(ctx), sarr, zarr
+                rid, 1 if serial else 0, prog, _cpp(spec.compiled), _cpp(ctx), sarr, zarr, impl, rc, buf, size
             )
-        _keep[rid] = [(spec, ctx) for _, spec, ctx, _, _ in prepared]  # alive while the table holds them
+        _keep[rid] = [p[1:3] for p in prepared]  # alive while the table holds them
         _lib.tiarray_ffi_ready(rid)
     return True
 
@@ -495,5 +502,5 @@ def _probe(so: str) -> int:
     if status() != "native" or stats()[0] < 1:
         print(f"jax: the native handler did not launch: {status()}, stats {stats()}", flush=True)
         return 3
-    print("jax: ok", flush=True)
+    print(f"jax: ok ({stats()[4]} of {stats()[0]} launches called the tasks directly)", flush=True)
     return 0

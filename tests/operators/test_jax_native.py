@@ -193,6 +193,99 @@ def test_the_variant_rule_is_evaluated_per_call_as_python_does(jax, jnp, dtype):
         _variant_rule.THRESHOLDS[_RULE_SLOT] = old
 
 
+@ti.kernel
+def _tasks(x: nd(ndim=1), out: nd(ndim=1), tot: nd(ndim=1)):
+    # compiled for many threads: five tasks (serial, parallel, serial bound, parallel,
+    # serial), each depending on the one before
+    tot[0] = 1.0
+    for i in x:
+        out[i] = 2.0 * x[i] + tot[0]
+    for i in range(x.shape[0] // 2):
+        tot[0] += out[2 * i] + out[2 * i + 1]
+    tot[0] = tot[0] * 2.0
+
+
+several_tasks = ta.Operator(
+    "t_native_several_tasks",
+    kernel=_tasks,
+    outs=lambda x: (ta.ShapeDtype(x.shape, x.dtype), ta.ShapeDtype((1,), x.dtype)),
+)
+
+
+def _direct_launches(f, *args):
+    """``(result, launches, direct launches)`` of ``f(*args)`` through the native handler."""
+    _native.set_enabled(True)
+    s0 = _native.stats()
+    got = jax_tree_numpy(f(*args))
+    s1 = _native.stats()
+    return got, s1[0] - s0[0], s1[4] - s0[4]
+
+
+def jax_tree_numpy(r):
+    return tuple(np.asarray(a) for a in r) if isinstance(r, (tuple, list)) else np.asarray(r)
+
+
+@needs_native
+def test_repeated_launches_call_the_compiled_tasks_directly(jax, jnp):
+    # after Taichi's launch of a record, the native handler writes each call's pointers and
+    # scalars into the argument buffer and calls the kernel's tasks: new buffers every step
+    # (the loop's carry), a scalar that changes every step
+    x = np.linspace(-1, 1, 50).astype(np.float32)
+    y = np.arange(50, dtype=np.float32)
+
+    def body(i, c):
+        return axpy((i % 3).astype(jnp.float32) - 1, c, y)
+
+    g = jax.jit(lambda x: jax.lax.fori_loop(0, 60, body, x))
+    got, launched, direct = _direct_launches(g, x)
+    assert launched == 60
+    assert direct >= 59  # all but the first, when the layout is learnt
+    want = x.copy()
+    for i in range(60):
+        want = axpy_ref(np.float32(i % 3 - 1), want, y)
+    np.testing.assert_array_equal(got, want)
+    got2, launched, direct = _direct_launches(g, x[::-1].copy())  # the next run: direct at once
+    assert (launched, direct) == (60, 60)
+    _native.set_enabled(False)
+    try:
+        np.testing.assert_array_equal(got2, np.asarray(g(x[::-1].copy())))
+    finally:
+        _native.set_enabled(True)
+
+
+@needs_native
+def test_a_kernel_of_several_tasks_runs_them_in_order(jax, jnp):
+    x = np.arange(200_000.0)  # large enough for the parallel variant (its tasks: see _tasks)
+
+    def step(c, _):
+        out, tot = several_tasks(c)
+        return out - 1.0, tot
+
+    f = jax.jit(lambda x: jax.lax.scan(step, x, None, 5))
+    got, launched, direct = _direct_launches(f, x)
+    assert launched == 5 and direct >= 4
+    c, tots = x.copy(), []
+    for _ in range(5):
+        out = 2 * c + 1
+        tots.append([2 * (1 + out.sum())])  # integers below 2**53: exact in any order
+        c = out - 1.0
+    np.testing.assert_array_equal(got[0], c)
+    np.testing.assert_array_equal(got[1], np.array(tots))
+
+
+@needs_native
+def test_one_buffer_passed_twice_keeps_taichis_launch(jax, jnp):
+    # the argument buffer holds that pointer twice: no unique place, so no direct launch
+    x = np.arange(20, dtype=np.float32)
+    g = jax.jit(lambda x: jax.lax.fori_loop(0, 30, lambda i, c: axpy(np.float32(0.5), c, c), x))
+    got, launched, direct = _direct_launches(g, x)
+    assert launched == 30 and direct == 0
+    want = x.copy()
+    for _ in range(30):
+        want = axpy_ref(0.5, want, want)
+    np.testing.assert_array_equal(got, want)
+
+
 @needs_native
 def test_python_only_policies_keep_the_python_handler(jax, jnp):
     # psum's policy is a plain Python callable: the native handler hands its calls to Python
@@ -352,7 +445,7 @@ def test_without_the_native_handler_python_launches(jax, tmp_path, env, reason):
     assert r.returncode == 0, r.stdout + r.stderr
     if TAICHI:
         assert reason in r.stdout, r.stdout
-    assert "(0, 0, 0, 0)" in r.stdout
+    assert "(0, 0, 0, 0, 0)" in r.stdout
 
 
 @needs_native

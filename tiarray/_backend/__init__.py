@@ -88,6 +88,10 @@ Native launches (tiarray's native XLA FFI handler, ``operators/_adapters/_native
                           address) and return where ``ctx`` keeps its data pointer: writing
                           a pointer there sets an array of that size and shape; 0 where not
                           known (then only the setter may set it).
+    ``task_launch(ctx)``  ``(impl, runtime_context)``: the C++ objects a native launch that
+                          calls a kernel's compiled tasks directly reads (the program's
+                          kernel launcher, ``ctx``'s RuntimeContext); ``(0, 0)`` where not
+                          known (then only the backend's launch may launch).
 Compile time (called inside ``ti.static`` while a kernel compiles)
     ``element_type(arg)`` the element type of an ndarray argument.
     ``call_external(addr, args)``  a call of a C function (by address) in the kernel.

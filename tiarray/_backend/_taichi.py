@@ -47,7 +47,7 @@ __all__ = [
     "ndarray_ptr", "ndarray_layout", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
-    "native_launch", "on_finalize", "arg_buffer", "array_slot",
+    "native_launch", "on_finalize", "arg_buffer", "array_slot", "task_launch",
 ]  # fmt: skip
 
 NAME = "taichi"
@@ -427,6 +427,63 @@ def array_slot(ctx, index, nbytes: int, shape) -> int:
                 found.append(node + 32)
         node = _rd(node)
     return found[0] if len(found) == 1 else 0
+
+
+# Taichi 1.7's Program keeps ``std::unique_ptr<ProgramImpl> program_impl_`` after its
+# CompileConfig (program.h); a ProgramImpl keeps ``CompileConfig *config`` at +8, which points
+# at the Program's ``compile_config_`` (+40). The member's offset depends on the sizes of the
+# members before it, so it is found: the one word of the Program that points at an object
+# whose +8 is that config (696 in the taichi 1.7.4 wheel).
+_PROGRAM_CONFIG, _IMPL_CONFIG, _PROGRAM_SCAN = 40, 8, 4096
+_impl_of: dict = {}  # Program address -> ProgramImpl address (0: not found)
+
+
+def _readable() -> list:
+    ranges = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) > 1 and parts[1].startswith("r"):
+                lo, hi = parts[0].split("-")
+                ranges.append((int(lo, 16), int(hi, 16)))
+    return ranges
+
+
+def _program_impl(prog: int) -> int:
+    if prog in _impl_of:
+        return _impl_of[prog]
+    found = []
+    try:
+        ranges = _readable()
+    except OSError:
+        ranges = []
+
+    def readable(a, n):
+        return any(lo <= a and a + n <= hi for lo, hi in ranges)
+
+    if readable(prog, _PROGRAM_SCAN):
+        for off in range(_PROGRAM_CONFIG + 8, _PROGRAM_SCAN, 8):
+            p = _rd(prog + off)
+            if p and p % 8 == 0 and readable(p, 32) and _rd(p + _IMPL_CONFIG) == prog + _PROGRAM_CONFIG:
+                found.append(p)
+    _impl_of.clear()  # one program at a time
+    if _impl_of.clear not in _FINALIZE_HOOKS:  # a later program may get this address
+        on_finalize(_impl_of.clear)
+    _impl_of[prog] = found[0] if len(found) == 1 else 0
+    return _impl_of[prog]
+
+
+def task_launch(ctx) -> tuple:
+    """``(impl, runtime_context)`` for launches that call a kernel's compiled tasks directly
+    (tiarray's native handler, see its C++ file): the address of the program's C++
+    ProgramImpl (whose kernel launcher caches each compiled kernel's task functions) and of
+    launch context ``ctx``'s RuntimeContext (what a task reads its arguments through).
+    ``(0, 0)`` where either is not laid out as Taichi 1.7's or ``TIARRAY_NATIVE=0``: then only
+    Taichi's launch may launch."""
+    if arg_buffer(ctx) is None:
+        return 0, 0
+    impl = _program_impl(_cpp_object(program()))
+    return (impl, _rd(_cpp_object(ctx) + _CTX)) if impl else (0, 0)
 
 
 _FINALIZE_HOOKS: list = []
