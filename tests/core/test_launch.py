@@ -1,5 +1,6 @@
 """The kernel launcher: correctness of both CPU variants, signatures, errors, threads."""
 
+import os
 import threading
 
 import numpy as np
@@ -62,6 +63,48 @@ def test_a_spec_reads_every_changed_pointer_and_shape():
         spec.launch([1.5, *((a.ctypes.data, a.nbytes, a.shape) for a in (x, y, out))])
         np.testing.assert_array_equal(out, np.float32(1.5) * x + y)
         keep += [x, y, out]
+    if ta.backend() == "taichi" and os.environ.get("TIARRAY_NATIVE", "") not in ("0", "launch"):
+        assert isinstance(spec._direct, tuple)  # these launches called the compiled tasks
+
+
+@ti.kernel
+def _tasks(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1), tot: ti.types.ndarray(ndim=1)):
+    # compiled for many threads: five tasks, each depending on the one before
+    tot[0] = 1.0
+    for i in x:
+        out[i] = 2.0 * x[i] + tot[0]
+    for i in range(x.shape[0] // 2):
+        tot[0] += out[2 * i] + out[2 * i + 1]
+    tot[0] = tot[0] * 2.0
+
+
+def test_direct_launches_run_every_task_in_order_on_new_memory():
+    # after Taichi's first launch of a context, a spec calls the kernel's compiled tasks
+    # itself: each call here is on new memory, of two sizes
+    launcher = Launcher(_tasks)
+    spec = launcher.spec([(ta.float64, 1, False)] * 3, (), serial=False)
+    keep = []
+    for k, n in enumerate((200_000, 200_000, 200_000, 100_002, 100_002, 200_000)):
+        x = np.arange(float(n)) + k
+        out, tot = np.full(n, np.nan), np.full(1, np.nan)
+        spec.launch([(a.ctypes.data, a.nbytes, a.shape) for a in (x, out, tot)])
+        want = 2 * x + 1
+        np.testing.assert_array_equal(out, want)
+        assert tot[0] == 2 * (1 + want.sum())  # integers below 2**53: exact in any order
+        keep += [x, out, tot]
+    if ta.backend() == "taichi" and os.environ.get("TIARRAY_NATIVE", "") not in ("0", "launch"):
+        assert isinstance(spec._direct, tuple) and len(spec._direct[0]) == 5
+
+
+def test_one_array_passed_twice_keeps_taichis_launch():
+    # the argument buffer holds that pointer twice: no unique place to write it
+    launcher = Launcher(_axpy)
+    spec = launcher.spec([(ta.float32, 1, False)] * 3, (), serial=True)
+    x = np.arange(6, dtype=np.float32)
+    for a in (1.0, 2.0, 3.0):
+        spec.launch([a, *((v.ctypes.data, v.nbytes, v.shape) for v in (x, x, x))])  # in place
+    np.testing.assert_array_equal(x, np.arange(6, dtype=np.float32) * 2 * 3 * 4)
+    assert not isinstance(spec._direct, tuple)
 
 
 def test_explicit_serial_and_parallel_specs_agree():

@@ -509,11 +509,13 @@ def test_fast_path_after_a_taichi_reset(tmp_path):
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
 
 
-@pytest.mark.parametrize("native", ["", "0"])
+@pytest.mark.parametrize("native", ["", "0", "launch"])
 def test_runner_re_sets_arrays_whose_pointer_changed(tmp_path, native):
     # the generated runner re-sets an array argument only when its pointer changed, by
     # writing the pointer where the launch context keeps it (taichi's layout) or through
-    # Taichi's setter (TIARRAY_NATIVE=0, quadrants): every call on new memory must read it
+    # Taichi's setter (TIARRAY_NATIVE=0, quadrants): every call on new memory must read it.
+    # On taichi, after the first launches the slots are where the compiled tasks read the
+    # pointers and the runner calls the tasks (not with TIARRAY_NATIVE=launch)
     code = (
         "import numpy as np, tiarray as ta\nfrom tiarray._internal import ti\n"
         "from tiarray import _backend\n"
@@ -536,6 +538,8 @@ def test_runner_re_sets_arrays_whose_pointer_changed(tmp_path, native):
         "runner = next(iter(op._plans.values())).runner\n"
         "slots = sorted(k for k in runner.__globals__ if k[:1] == 'S' and k[1:].isdigit())\n"
         "print('slots', slots)\n"
+        "fast = [r for _, r in op._fast]  # the runners that took the calls (Operator.__call__'s fast path)\n"
+        "print('tasks', [len(r.__globals__.get('D', ())) for r in fast])\n"
     )
     script = tmp_path / "pointers.py"
     script.write_text(code)
@@ -545,3 +549,4 @@ def test_runner_re_sets_arrays_whose_pointer_changed(tmp_path, native):
     assert r.returncode == 0, r.stderr[-3000:]
     by_slot = _backend.NAME == "taichi" and native != "0"
     assert ("slots ['S1', 'S2', 'S3']" if by_slot else "slots []") in r.stdout, r.stdout
+    assert ("tasks [1]" if by_slot and native == "" else "tasks [0]") in r.stdout, r.stdout

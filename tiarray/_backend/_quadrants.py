@@ -46,7 +46,7 @@ __all__ = [
     "ndarray_ptr", "ndarray_layout", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
-    "native_launch", "on_finalize", "arg_buffer", "array_slot", "task_launch",
+    "native_launch", "on_finalize", "arg_buffer", "array_slot", "task_launch", "direct_tasks",
 ]  # fmt: skip
 
 NAME = "quadrants"
@@ -315,6 +315,11 @@ def on_finalize(fn) -> None:
 
 def arg_buffer(ctx):
     """None: quadrants' launch context is not read natively."""
+    return None
+
+
+def direct_tasks(ctx, compiled, pointers):
+    """None: quadrants' kernels are launched by quadrants only."""
     return None
 
 

@@ -47,7 +47,7 @@ __all__ = [
     "ndarray_ptr", "ndarray_layout", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
-    "native_launch", "on_finalize", "arg_buffer", "array_slot", "task_launch",
+    "native_launch", "on_finalize", "arg_buffer", "array_slot", "task_launch", "direct_tasks",
 ]  # fmt: skip
 
 NAME = "taichi"
@@ -438,37 +438,53 @@ _PROGRAM_CONFIG, _IMPL_CONFIG, _PROGRAM_SCAN = 40, 8, 4096
 _impl_of: dict = {}  # Program address -> ProgramImpl address (0: not found)
 
 
-def _readable() -> list:
+def _readable(perm: str = "r") -> list:
+    """``[(low, high)]``: this process's mappings whose permissions include ``perm`` (``r``:
+    readable, ``x``: executable)."""
     ranges = []
     with open("/proc/self/maps") as f:
         for line in f:
             parts = line.split()
-            if len(parts) > 1 and parts[1].startswith("r"):
+            if len(parts) > 1 and perm in parts[1]:
                 lo, hi = parts[0].split("-")
                 ranges.append((int(lo, 16), int(hi, 16)))
     return ranges
+
+
+_MAPS: dict = {}  # permission -> [(low, high)], read again when an address is not in it
+
+
+def _mapped(a: int, n: int = 8, perm: str = "r", refresh: bool = True) -> bool:
+    """Whether ``n`` bytes at ``a`` (8-aligned unless ``n`` is 1) lie in one mapping of this
+    process with permission ``perm``; reading /proc/self/maps costs ~1 ms with torch and JAX
+    loaded, so it is read again only for an address the last reading did not cover."""
+    if not a or (n != 1 and a % 8):
+        return False
+    for fresh in (False, True) if refresh else (False,):
+        if fresh or perm not in _MAPS:
+            try:
+                _MAPS[perm] = _readable(perm)
+            except OSError:
+                return False
+        if any(lo <= a and a + n <= hi for lo, hi in _MAPS[perm]):
+            return True
+    return False
 
 
 def _program_impl(prog: int) -> int:
     if prog in _impl_of:
         return _impl_of[prog]
     found = []
-    try:
-        ranges = _readable()
-    except OSError:
-        ranges = []
-
-    def readable(a, n):
-        return any(lo <= a and a + n <= hi for lo, hi in ranges)
-
-    if readable(prog, _PROGRAM_SCAN):
+    _MAPS.clear()  # one fresh reading for the scan
+    if _mapped(prog, _PROGRAM_SCAN):
         for off in range(_PROGRAM_CONFIG + 8, _PROGRAM_SCAN, 8):
             p = _rd(prog + off)
-            if p and p % 8 == 0 and readable(p, 32) and _rd(p + _IMPL_CONFIG) == prog + _PROGRAM_CONFIG:
+            if _mapped(p, 32, refresh=False) and _rd(p + _IMPL_CONFIG) == prog + _PROGRAM_CONFIG:
                 found.append(p)
     _impl_of.clear()  # one program at a time
     if _impl_of.clear not in _FINALIZE_HOOKS:  # a later program may get this address
         on_finalize(_impl_of.clear)
+        on_finalize(_MAPS.clear)  # the program's memory goes away
     _impl_of[prog] = found[0] if len(found) == 1 else 0
     return _impl_of[prog]
 
@@ -484,6 +500,67 @@ def task_launch(ctx) -> tuple:
         return 0, 0
     impl = _program_impl(_cpp_object(program()))
     return (impl, _rd(_cpp_object(ctx) + _CTX)) if impl else (0, 0)
+
+
+# Taichi 1.7's CPU kernel launcher (taichi/runtime/cpu/kernel_launcher.h): ProgramImpl +24
+# -> cpu::KernelLauncher {vptr, executor, int launch_id_counter_ @16, std::vector<Context>
+# contexts_ @24}; a Context (48 bytes) starts with std::vector<TaskFunc> task_funcs. A
+# CompiledKernelData keeps std::optional<int> launch id at +8 (engaged flag at +12).
+_LAUNCHER, _COUNTER, _CONTEXTS, _CONTEXT_SIZE, _LAUNCH_ID, _MAX_TASKS = 24, 16, 24, 48, 8, 16
+_TASK = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # void task(RuntimeContext *); the GIL is released
+
+
+def direct_tasks(ctx, compiled, pointers: dict):
+    """How to launch context ``ctx`` of ``compiled`` again without Taichi's launch, after
+    ``launch_kernel(compiled, ctx)`` ran with array data pointers ``pointers`` ({argument:
+    pointer}): ``(tasks, rc, where)``, the kernel's compiled task functions (ctypes functions,
+    called in order as ``t(rc)``), its RuntimeContext and, per argument of ``pointers``, the
+    address in the argument buffer where the tasks read its data pointer (the one word holding
+    it). None where anything is not as expected (another layout, a pointer held twice or not
+    at all): then only Taichi's launch may launch it.
+
+    Taichi's CPU launch (cpu::KernelLauncher::launch_llvm_kernel) sets the RuntimeContext's
+    runtime, copies each array's data pointer from the context's map into the argument buffer
+    and calls the tasks, nothing after (a parallel task dispatches to the thread pool and
+    returns when done). That costs ~1.3 us of C++ bookkeeping per launch; calling the tasks
+    through ctypes ~0.15 us. Every address is checked against this process's mappings before
+    it is read, and each task must lie in executable memory."""
+    impl, rc = task_launch(ctx)
+    where = arg_buffer(ctx)
+    if not (impl and rc and where) or not pointers:
+        return None
+    buf, size = where
+    ok = _mapped
+    launcher = _rd(impl + _LAUNCHER) if ok(impl + _LAUNCHER) else 0
+    if not ok(launcher, _CONTEXTS + 16):
+        return None
+    counter = ctypes.c_int32.from_address(launcher + _COUNTER).value
+    b, e = _rd(launcher + _CONTEXTS), _rd(launcher + _CONTEXTS + 8)
+    if not (ok(b, max(e - b, 8)) and (e - b) % _CONTEXT_SIZE == 0 and (e - b) // _CONTEXT_SIZE == counter):
+        return None
+    c = _cpp_object(compiled)
+    if not ok(c, 16) or ctypes.c_uint8.from_address(c + _LAUNCH_ID + 4).value != 1:
+        return None
+    lid = ctypes.c_int32.from_address(c + _LAUNCH_ID).value
+    if not 0 <= lid < counter:
+        return None
+    tb, te = _rd(b + _CONTEXT_SIZE * lid), _rd(b + _CONTEXT_SIZE * lid + 8)
+    n = (te - tb) // 8
+    if not (ok(tb, max(te - tb, 8)) and (te - tb) % 8 == 0 and 0 < n <= _MAX_TASKS):
+        return None
+    funcs = [_rd(tb + 8 * k) for k in range(n)]
+    if not all(_mapped(f, 1, "x") for f in funcs):
+        return None
+    if not (ok(rc, 32) and _rd(rc) == buf and _rd(rc + 8)):  # {arg_buffer, runtime, ...}
+        return None
+    words = np.frombuffer(ctypes.string_at(buf, size - size % 8), np.uint64)
+    at = {}
+    for k, p in pointers.items():
+        hits = np.flatnonzero(words == np.uint64(p))
+        if len(hits) != 1:
+            return None
+        at[k] = buf + 8 * int(hits[0])
+    return tuple(_TASK(f) for f in funcs), rc, at
 
 
 _FINALIZE_HOOKS: list = []
