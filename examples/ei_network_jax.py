@@ -10,9 +10,9 @@ spiked are visited.
 
 The script prints the mean firing rates and the wall time per simulated second (of a
 second run, after one that warms up), and saves a spike raster with the population rate
-as a PNG. On the 2-CPU development machine it printed 0.12 s per simulated second for
-COBA, and 0.19 s with ``TIARRAY_NATIVE=0`` (tiarray's Python XLA handler instead of its
-native one; 2026-12-04, docs/performance.md).
+as a PNG. On the 2-CPU development machine it printed 0.07 s per simulated second for
+COBA (2026-12-05; 0.12 s when the native XLA handler still went through Taichi's launch,
+0.19 s with ``TIARRAY_NATIVE=0``, tiarray's Python XLA handler; docs/performance.md).
 
     python examples/ei_network_jax.py                 # 1 s of network time, COBA
     python examples/ei_network_jax.py --model cuba --duration 2000
