@@ -354,7 +354,9 @@ _MAX_ELEMENTS = 2**31 - 1
 _NO_GRADS = itertools.repeat(0)
 
 
-def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, names=None, guard=None):
+def host_runner(
+    spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, names=None, guard=None, n_ret=None
+):
     """A forward launch of ``spec`` specialised to one call signature of host arrays:
     ``run(args)`` -> the new outputs (one array when ``single``, else a tuple), or None
     where an array input is not ready to pass by pointer (the caller takes its generic path).
@@ -376,7 +378,10 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
     that has not built a plan key (``Operator.__call__``'s fast path): ``run`` returns None
     unless ``args`` has one entry per input, for each input ``i`` the expression ``checks[i]``
     of ``{a}`` holds (the framework's type, dtype, shape ... exactly as the caller's plan key
-    would find them), the running program is the one it was made for, and ``pre`` holds."""
+    would find them), the running program is the one it was made for, and ``pre`` holds.
+
+    ``n_ret``: only the first ``n_ret`` outputs are returned; the others are scratch buffers
+    the kernel needs (allocated and zero-filled like outputs, then dropped)."""
     if not reuse_contexts() or debug_mode():
         return None
     ns = dict(names or {})
@@ -454,7 +459,8 @@ def host_runner(spec: _Spec, ins, outs, single: bool, *, ready: str, ptr: str, n
         body.append("        try:\n            launch_kernel(compiled, ctx)")
     body.append("        except AssertionError as e:  # kernel asserts")
     body.append(f"            raise kernel_error(spec, [{', '.join(values)}], e) from None")
-    res = "o0" if single else "(" + "".join(f"o{j}, " for j in range(len(outs))) + ")"
+    n_ret = len(outs) if n_ret is None else n_ret
+    res = "o0" if single else "(" + "".join(f"o{j}, " for j in range(n_ret)) + ")"
     body.append(f"    return {res}")
     src = "def run(args):\n" + "\n".join(body) + "\n"
     if _os.environ.get("TIARRAY_SHOW_RUNNERS"):

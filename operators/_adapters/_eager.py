@@ -119,12 +119,25 @@ def remember_fast(op, plan) -> None:
     op._fast = (e, *[x for x in f if x is not e][: FAST_SLOTS - 1])
 
 
-def set_runners(plan, skey, ins, outs, *, ready, ptr, names, checks, pre="True", fast_ready=None) -> None:
+def set_runners(
+    plan, skey, ins, outs, *, ready, ptr, names, checks, pre="True", fast_ready=None, scratch=None, hosts=None
+) -> None:
     """Generate a plan's eager launch (``plan.runner``, for the adapter's own route) and its
     twin that checks its signature itself (``plan.fast``: ``(static dict, runner)`` for
     ``Operator.__call__``'s fast path), both from ``host_runner``; ``checks`` (one expression
     per argument, :func:`guard_checks`) and ``pre`` guard the twin, which tests readiness with
-    ``fast_ready`` (default ``ready``). Either stays None where ``host_runner`` does not apply."""
+    ``fast_ready`` (default ``ready``). Either stays None where ``host_runner`` does not apply.
+
+    A plan with scratch buffers or a per-call variant (``plan.extra``) needs ``scratch``:
+    ``scratch(serial)`` gives each variant's scratch buffers as ``outs`` gives the outputs
+    (allocated zero-filled every call, passed after the outputs, not returned); one runner
+    per variant, and the plan's runner evaluates the per-call policy on ``hosts(args)`` (what
+    ``Plan.select`` reads: NumPy views; default ``args``) to choose one. Without ``scratch``
+    such a plan keeps the adapter's generic path."""
+    if plan.extra:
+        if scratch is not None:
+            _set_variant_runners(plan, skey, ins, outs, ready, ptr, names, checks, pre, scratch, hosts)
+        return
     plan.runner = host_runner(plan.spec, ins, outs, plan.single, ready=ready, ptr=ptr, names=names)
     if plan.runner is None:
         return
@@ -139,6 +152,66 @@ def set_runners(plan, skey, ins, outs, *, ready, ptr, names, checks, pre="True",
         guard=(pre, checks),
     )
     plan.fast = None if fast is None else (dict(skey), fast)
+
+
+def _set_variant_runners(plan, skey, ins, outs, ready, ptr, names, checks, pre, scratch, hosts) -> None:
+    variants = (False, True) if plan.decide is not None else (plan.serial,)
+    runners = {}
+    for s in variants:
+        spec = plan.specs[s] if plan.specs is not None else plan.spec
+        r = host_runner(
+            spec, ins, [*outs, *scratch(s)], plan.single, ready=ready, ptr=ptr, names=names, n_ret=len(outs)
+        )
+        if r is None:
+            return
+        runners[s] = r
+    if plan.decide is None:
+        run = runners[plan.serial]
+    else:
+        run = _deciding(plan.decide, runners[True], runners[False], hosts)
+    guard = _guard(checks, names, pre, len(ins))
+
+    def fast(args):
+        # the signature first (as the other fast runners do, in one test), then the plan's route
+        return run(args) if guard(args) else None
+
+    plan.runner = run
+    plan.fast = (dict(skey), fast)
+
+
+def _deciding(decide, serial, parallel, hosts):
+    """A runner that evaluates the per-call policy ``decide`` (on ``hosts(args)``, else on
+    ``args``) and runs the ``serial`` or ``parallel`` variant's runner; None (the generic path,
+    which raises the policy's error) when the policy raises or answers something else."""
+
+    def run(args):
+        try:
+            m = decide(args if hosts is None else hosts(args))
+        except Exception:
+            return None
+        if m == "serial":
+            return serial(args)
+        if m == "parallel":
+            return parallel(args)
+        return None
+
+    return run
+
+
+def _guard(checks, names, pre, n):
+    """``guard(args)``: whether ``args`` has ``n`` entries passing ``checks`` (expressions of
+    ``{a}``, :func:`guard_checks`), the running program is the one of now, and ``pre`` holds."""
+    ns = dict(names)
+    ns.update(prog=_core.program, P=_core.program())
+    conds = [f"({c.format(a=f'a{i}')})" for i, c in enumerate(checks)] + ["prog() is P", f"({pre})"]
+    src = (
+        "def guard(args):\n    try:\n"
+        f"        {''.join(f'a{i}, ' for i in range(n)) or '()'} = args\n"
+        f"        return bool({' and '.join(conds)})\n"
+        "    except Exception:\n        return False\n"
+    )
+    exec(compile(src, "<tiarray guard>", "exec"), ns)
+    return ns["guard"]
 
 
 def run_plan(op, plan, args):

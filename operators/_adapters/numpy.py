@@ -63,9 +63,10 @@ def _build(op, skey, args, key):
             in_sds.append((p.dtype, ()))
     plan = make_plan(op, skey, tuple(in_sds), "NumPy", "cpu")
     plan.native_out = tuple(d.numpy for d in plan.out_dtypes)
-    if not plan.extra and plan.alias is None:
+    if plan.alias is None:
         # the whole call as generated code (about 1 us less per call; None where it does not apply),
-        # and the same checking its own signature for Operator.__call__'s fast path
+        # and the same checking its own signature for Operator.__call__'s fast path; scratch
+        # buffers and a per-call variant too (an eager sparse product: 8.1 -> see _eager)
         ins = runner_inputs(plan, args)
         outs = [
             (f"Z({sh!r}, D{j})", nb, ls)
@@ -78,9 +79,22 @@ def _build(op, skey, args, key):
             **{f"D{j}": d for j, d in enumerate(plan.native_out)},
         }
         checks = guard_checks(args, _ndarray, names, tname="nd", dtype="dtype", shape="shape")
+
+        def scratch(serial):
+            res = []
+            for k, (shape, ls, nb, d) in enumerate(plan.scratch[serial]):
+                if nb:
+                    names[f"SD{k}"] = d.numpy
+                    res.append((f"Z({shape!r}, SD{k})", nb, ls))
+                else:  # nothing to zero: a constant array of its own (a pointer no other argument has)
+                    names[f"SE{int(serial)}{k}"] = np.zeros(1, np.float64)
+                    res.append((f"SE{int(serial)}{k}", 0, ls))
+            return res
+
         set_runners(
-            plan, skey, ins, outs, ready="{a}.flags.c_contiguous", ptr="dp({a})", names=names, checks=checks
-        )
+            plan, skey, ins, outs, ready="{a}.flags.c_contiguous", ptr="dp({a})", names=names, checks=checks,
+            scratch=scratch,
+        )  # fmt: skip
     op._plans[key] = plan
     return plan
 

@@ -126,7 +126,7 @@ def _build(op, skey, args, key):
         ),
         dev,
     )
-    if dev.type == "cpu" and not plan.extra and plan.alias is None:
+    if dev.type == "cpu" and plan.alias is None:
         # the direct route's whole call as generated code (None where it does not apply), and
         # the same checking its own signature for Operator.__call__'s fast path
         ins = runner_inputs(plan, args, _Tensor)
@@ -145,6 +145,18 @@ def _build(op, skey, args, key):
             args, _Tensor, names, tname="T", dtype="dtype", shape="shape",
             more=lambda a: " and {a}.is_cpu and not {a}.requires_grad" + (" and not {a}.is_conj()" if a.dtype.is_complex else ""),
         )  # fmt: skip
+
+        def scratch(serial):
+            res = []
+            for k, (shape, ls, nb, d) in enumerate(plan.scratch[serial]):
+                if nb:
+                    names[f"SD{k}"] = _torch_dtype(d)
+                    res.append((f"Z({', '.join(map(str, shape)) or '()'}, dtype=SD{k})", nb, ls))
+                else:  # nothing to zero: a constant tensor of its own (a pointer no other argument has)
+                    names[f"SE{int(serial)}{k}"] = torch.zeros(1)
+                    res.append((f"SE{int(serial)}{k}", 0, ls))
+            return res
+
         set_runners(
             plan, skey, ins, outs,
             ready="{a}.is_contiguous() and not {a}.is_neg() and not {a}.is_conj()",
@@ -153,6 +165,8 @@ def _build(op, skey, args, key):
             names=names,
             checks=checks,
             pre="not fa() and not dd() and not tf()",
+            scratch=scratch,
+            hosts=_hosts,
         )  # fmt: skip
     op._plans[key] = plan
     return plan
@@ -225,6 +239,11 @@ def _eager(op, skey, args, key=None):
         spec.launch(vals)
     del keep
     return outs, plan
+
+
+def _hosts(args):
+    """What a per-call policy reads of a call's arguments: NumPy views, made when read."""
+    return HostInputs(len(args), lambda i: _host(args[i]))
 
 
 def _host(a):

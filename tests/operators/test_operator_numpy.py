@@ -313,6 +313,29 @@ def test_scratch_and_per_call_policy():
     assert PSUM_DECISIONS == [(2, "serial")]
 
 
+def test_scratch_and_per_call_policy_take_generated_code():
+    # a plan with scratch and a per-call variant runs generated code (one runner per variant,
+    # the policy choosing per call) on the adapter's route and on Operator.__call__'s fast path:
+    # values that flip the decision on one signature, scratch zero-filled on every call
+    from _operator_cases import PSUM_DECISIONS, psum
+
+    few = np.zeros(64)
+    few[[3, 50]] = [1.5, 2.0]
+    many = np.arange(64.0)
+    PSUM_DECISIONS.clear()
+    for k in range(6):
+        x = many if k % 2 else few
+        assert psum(x).tolist() == ([x.sum(), 4.0] if k % 2 else [3.5, 0.0])
+    assert [m for _, m in PSUM_DECISIONS] == ["serial", "parallel"] * 3  # one decision per call
+    plan = next(p for p in psum._plans.values() if p.res.in_sds[0].shape == (64,))
+    assert plan.runner is not None and psum._fast and psum._fast[0] is plan.fast
+    PSUM_DECISIONS.clear()
+    assert plan.runner([few]).tolist() == [3.5, 0.0]
+    assert plan.fast[1]([many]).tolist() == [many.sum(), 4.0]
+    assert plan.fast[1]([many.astype(np.float32)]) is None  # another signature: the full path
+    assert [m for _, m in PSUM_DECISIONS] == ["serial", "parallel"]
+
+
 def test_scratch_and_policy_errors():
     from _operator_cases import _psum
 

@@ -271,6 +271,28 @@ def test_scratch_and_per_call_policy():
         psum(x).sum().backward()
 
 
+def test_scratch_and_per_call_policy_take_generated_code():
+    # as in test_operator_numpy: one runner per variant, the policy (on NumPy views of the
+    # tensors) choosing per call, scratch zero-filled every call; not with grad or a non-contiguous input
+    from _operator_cases import PSUM_DECISIONS, psum
+
+    few = torch.zeros(64, dtype=torch.float64)
+    few[[3, 50]] = torch.tensor([1.5, 2.0], dtype=torch.float64)
+    many = torch.arange(64.0, dtype=torch.float64)
+    PSUM_DECISIONS.clear()
+    for k in range(6):
+        x = many if k % 2 else few
+        assert psum(x).tolist() == ([float(x.sum()), 4.0] if k % 2 else [3.5, 0.0])
+    assert [m for _, m in PSUM_DECISIONS] == ["serial", "parallel"] * 3
+    plan = next(p for p in psum._plans.values() if p.res.in_sds[0].shape == (64,))
+    assert plan.runner is not None and psum._fast and psum._fast[0] is plan.fast
+    assert plan.fast[1]([many.requires_grad_(True)]) is None  # grad: the autograd route
+    many.requires_grad_(False)
+    strided = torch.arange(128.0, dtype=torch.float64)[::2]
+    assert plan.runner([strided]) is None  # not contiguous: the generic path copies it
+    assert psum(strided).tolist() == [float(strided.sum()), 4.0]
+
+
 def test_direct_route_runs_generated_code_that_resets_what_changed():
     # CPU tensors without grad: each call signature runs code generated for it
     # (tiarray._launch.host_runner), re-setting only the arguments whose value changed. Each
