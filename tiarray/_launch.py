@@ -344,7 +344,7 @@ class _Spec:
         """After a launch through Taichi: how to call the compiled tasks (see _learn_direct)."""
         self._direct -= 1
         ptrs = {i: v[0] for i, ((kind, _), v) in enumerate(zip(self.setters, values)) if kind == _P_ARRAY}
-        got = _backend.direct_tasks(ctx, self.compiled, ptrs)
+        got = _direct_tasks(ctx, self.compiled, ptrs)
         if got is not None:
             tasks, rc, where = got
             self._direct = (tasks, rc, {i: ctypes.c_uint64.from_address(a) for i, a in where.items()})
@@ -484,7 +484,7 @@ def _learn_direct(ns: dict, spec, slotted):
         if tries[0] <= 0:
             return
         tries[0] -= 1
-        got = _backend.direct_tasks(ns["ctx"], spec.compiled, {k: ns["L"][k] for k in slotted})
+        got = _direct_tasks(ns["ctx"], spec.compiled, {k: ns["L"][k] for k in slotted})
         if got is None:
             return
         tasks, rc, at = got
@@ -495,6 +495,15 @@ def _learn_direct(ns: dict, spec, slotted):
         tries[0] = 0
 
     return learn
+
+
+def _direct_tasks(ctx, compiled, pointers):
+    """The backend's ``direct_tasks``; None (Taichi's launch stays) where it raises: the
+    launch it follows succeeded, and a failure to learn must not fail it."""
+    try:
+        return _backend.direct_tasks(ctx, compiled, pointers)
+    except Exception:
+        return None
 
 
 # TIARRAY_NATIVE=launch keeps Taichi's launch for every launch (to compare)
