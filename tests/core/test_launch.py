@@ -96,6 +96,35 @@ def test_direct_launches_run_every_task_in_order_on_new_memory():
         assert isinstance(spec._direct, tuple) and len(spec._direct[0]) == 5
 
 
+@pytest.mark.skipif(ta.backend() != "taichi", reason="taichi's C++ layout")
+def test_the_program_impl_is_the_first_match_of_the_scan():
+    # the scan of a Program's words for its ProgramImpl (an object whose +8 points at the
+    # Program's +40) may run past the Program into objects that match too: the first match
+    # is the member. A fake Program of 4 KiB with two matching objects, and one with none.
+    import ctypes
+
+    from tiarray._backend import _taichi as B
+
+    prog = (ctypes.c_uint64 * 512)()
+    base = ctypes.addressof(prog)
+    impls = [(ctypes.c_uint64 * 4)(0, base + 40, 0, 0) for _ in range(2)]
+    prog[87] = ctypes.addressof(impls[0])  # +696, as in the taichi 1.7.4 wheel
+    prog[464] = ctypes.addressof(impls[1])  # +3712, past the real Program (seen there)
+    saved = dict(B._impl_of)
+    try:
+        B._impl_of.clear()
+        assert B._program_impl(base) == ctypes.addressof(impls[0])
+        B._impl_of.clear()
+        prog[87] = 0
+        assert B._program_impl(base) == ctypes.addressof(impls[1])
+        B._impl_of.clear()
+        prog[464] = 0
+        assert B._program_impl(base) == 0
+    finally:
+        B._impl_of.clear()
+        B._impl_of.update(saved)
+
+
 def test_one_array_passed_twice_keeps_taichis_launch():
     # the argument buffer holds that pointer twice: no unique place to write it
     launcher = Launcher(_axpy)

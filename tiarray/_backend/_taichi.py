@@ -432,7 +432,7 @@ def array_slot(ctx, index, nbytes: int, shape) -> int:
 # Taichi 1.7's Program keeps ``std::unique_ptr<ProgramImpl> program_impl_`` after its
 # CompileConfig (program.h); a ProgramImpl keeps ``CompileConfig *config`` at +8, which points
 # at the Program's ``compile_config_`` (+40). The member's offset depends on the sizes of the
-# members before it, so it is found: the one word of the Program that points at an object
+# members before it, so it is found: the first word of the Program that points at an object
 # whose +8 is that config (696 in the taichi 1.7.4 wheel).
 _PROGRAM_CONFIG, _IMPL_CONFIG, _PROGRAM_SCAN = 40, 8, 4096
 _impl_of: dict = {}  # Program address -> ProgramImpl address (0: not found)
@@ -476,8 +476,11 @@ def _program_impl(prog: int) -> int:
         return _impl_of[prog]
     found = []
     _MAPS.clear()  # one fresh reading for the scan
-    if _mapped(prog, _PROGRAM_SCAN):
-        for off in range(_PROGRAM_CONFIG + 8, _PROGRAM_SCAN, 8):
+    # the Program's words up to _PROGRAM_SCAN bytes, or to the end of its mapping (a heap
+    # object can lie less than that before it)
+    end = next((hi for lo, hi in _MAPS.get("r", ()) if lo <= prog < hi), 0) if _mapped(prog, 48) else 0
+    if end:
+        for off in range(_PROGRAM_CONFIG + 8, min(_PROGRAM_SCAN, end - prog - 7), 8):
             p = _rd(prog + off)
             if _mapped(p, 32, refresh=False) and _rd(p + _IMPL_CONFIG) == prog + _PROGRAM_CONFIG:
                 found.append(p)
@@ -485,7 +488,9 @@ def _program_impl(prog: int) -> int:
     if _impl_of.clear not in _FINALIZE_HOOKS:  # a later program may get this address
         on_finalize(_impl_of.clear)
         on_finalize(_MAPS.clear)  # the program's memory goes away
-    _impl_of[prog] = found[0] if len(found) == 1 else 0
+    # the first: the scan may run past the Program into other objects that also point at a
+    # ProgramImpl-like object (seen at +3712 beside the real +696, 2026-12-05)
+    _impl_of[prog] = found[0] if found else 0
     return _impl_of[prog]
 
 
