@@ -279,3 +279,15 @@ def bump_ref(w, idx, v):
     r = np.array(w, copy=True)
     r[idx] = w[idx] + v
     return r
+
+
+@ti.kernel
+def tasks_kernel(x: nd(ndim=1), out: nd(ndim=1), tot: nd(ndim=1)):
+    # compiled for many threads: five tasks (serial, parallel, serial bound, parallel,
+    # serial), each depending on the one before (direct launches must run all, in order)
+    tot[0] = 1.0
+    for i in x:
+        out[i] = 2.0 * x[i] + tot[0]
+    for i in range(x.shape[0] // 2):
+        tot[0] += out[2 * i] + out[2 * i + 1]
+    tot[0] = tot[0] * 2.0

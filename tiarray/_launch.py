@@ -301,7 +301,7 @@ class _Spec:
                 ctx = self._ctx = self.t_kernel.make_launch_context()
                 last = self._last = [_UNSET] * len(self.setters)
                 self._aslots = {}  # argument -> where ctx keeps its data pointer (0: unknown)
-                self._direct = _DIRECT_TRIES if _DIRECT_ON else 0
+                self._direct = _DIRECT_TRIES
             # direct: (tasks, rc, {argument: where the tasks read its data pointer}) once
             # known (see _learn_direct); an int while not: the tries left
             direct = self._direct
@@ -346,8 +346,7 @@ class _Spec:
         ptrs = {i: v[0] for i, ((kind, _), v) in enumerate(zip(self.setters, values)) if kind == _P_ARRAY}
         got = _direct_tasks(ctx, self.compiled, ptrs)
         if got is not None:
-            tasks, rc, where = got
-            self._direct = (tasks, rc, {i: ctypes.c_uint64.from_address(a) for i, a in where.items()})
+            self._direct = got
 
 
 _MAX_ELEMENTS = 2**31 - 1
@@ -478,7 +477,7 @@ def _learn_direct(ns: dict, spec, slotted):
     directly (``direct_tasks``); once known, the runner writes its array pointers where the
     tasks read them and calls the tasks: ~0.15 us instead of Taichi's launch, ~1.3 us
     (``bench_operators.py``). The launch lock is held."""
-    tries = [_DIRECT_TRIES if _DIRECT_ON else 0]
+    tries = [_DIRECT_TRIES]
 
     def learn():
         if tries[0] <= 0:
@@ -489,7 +488,7 @@ def _learn_direct(ns: dict, spec, slotted):
             return
         tasks, rc, at = got
         for k in slotted:
-            ns[f"S{k}"] = ctypes.c_uint64.from_address(at[k])
+            ns[f"S{k}"] = at[k]
         ns["R"] = rc
         ns["D"] = tasks
         tries[0] = 0
@@ -498,16 +497,17 @@ def _learn_direct(ns: dict, spec, slotted):
 
 
 def _direct_tasks(ctx, compiled, pointers):
-    """The backend's ``direct_tasks``; None (Taichi's launch stays) where it raises: the
-    launch it follows succeeded, and a failure to learn must not fail it."""
+    """The backend's ``direct_tasks`` with each argument's place as a ``c_uint64`` over it:
+    ``(tasks, rc, {argument: c_uint64})``; None (Taichi's launch stays) where it has none or
+    raises: the launch it follows succeeded, and a failure to learn must not fail it."""
     try:
-        return _backend.direct_tasks(ctx, compiled, pointers)
+        got = _backend.direct_tasks(ctx, compiled, pointers)
     except Exception:
         return None
-
-
-# TIARRAY_NATIVE=launch keeps Taichi's launch for every launch (to compare)
-_DIRECT_ON = _os.environ.get("TIARRAY_NATIVE", "").strip().lower() != "launch"
+    if got is None:
+        return None
+    tasks, rc, where = got
+    return tasks, rc, {k: ctypes.c_uint64.from_address(a) for k, a in where.items()}
 
 
 def _find_slot(ctx, idx, v):

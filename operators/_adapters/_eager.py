@@ -15,7 +15,9 @@ from tiarray import _internal as _core
 from tiarray._internal import P_FLOAT as _P_FLOAT
 from tiarray._internal import host_runner
 
-__all__ = ["Plan", "make_plan", "runner_inputs", "remember_fast", "guard_checks", "set_runners", "run_plan"]
+__all__ = [
+    "Plan", "make_plan", "runner_inputs", "remember_fast", "guard_checks", "set_runners", "scratch_outs", "run_plan",
+]  # fmt: skip
 
 
 class Plan:
@@ -152,6 +154,26 @@ def set_runners(
         guard=(pre, checks),
     )
     plan.fast = None if fast is None else (dict(skey), fast)
+
+
+def scratch_outs(plan, names: dict, alloc, dtype, empty):
+    """``set_runners``' ``scratch``: per variant, each scratch buffer as ``outs`` gives an
+    output, ``alloc(shape, name)`` (an expression of ``names`` making a zero-filled array of
+    the dtype ``names[name] = dtype(DType)``), or for one of no bytes a constant array of its
+    own, ``empty()`` (a pointer no other argument has), allocated once."""
+
+    def scratch(serial):
+        res = []
+        for k, (shape, ls, nb, d) in enumerate(plan.scratch[serial]):
+            if nb:
+                names[f"SD{k}"] = dtype(d)
+                res.append((alloc(shape, f"SD{k}"), nb, ls))
+            else:
+                names[f"SE{int(serial)}{k}"] = empty()
+                res.append((f"SE{int(serial)}{k}", 0, ls))
+        return res
+
+    return scratch
 
 
 def _set_variant_runners(plan, skey, ins, outs, ready, ptr, names, checks, pre, scratch, hosts) -> None:

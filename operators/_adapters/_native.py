@@ -54,9 +54,6 @@ _reason = "not tried yet (it is built when JAX first runs an Operator on the CPU
 _tried = False
 _cpp = None  # backend: C++ object behind a Taichi Python object
 _keep: dict = {}  # rid -> the launch contexts the native table holds
-# direct launches (the C++ file's "Direct launches"): TIARRAY_NATIVE=launch keeps Taichi's
-# launch for every record (to compare)
-_direct_on = os.environ.get("TIARRAY_NATIVE", "").strip().lower() != "launch"
 
 
 def status() -> str:
@@ -425,8 +422,6 @@ def register(rid: int, rec) -> bool:
         for serial, spec, ctx, slots, zero, (impl, rc, buf, size) in prepared:
             sarr = (ctypes.c_uint64 * len(slots))(*slots)
             zarr = (ctypes.c_uint64 * max(len(zero), 1))(*zero)
-            if not _direct_on:
-                impl = rc = 0
             _lib.tiarray_ffi_set_variant(
                 rid, 1 if serial else 0, prog, _cpp(spec.compiled), _cpp(ctx), sarr, zarr, impl, rc, buf, size
             )

@@ -21,6 +21,7 @@ from ._eager import (
     program,
     run_plan,
     runner_inputs,
+    scratch_outs,
     set_runners,
 )
 
@@ -79,18 +80,13 @@ def _build(op, skey, args, key):
             **{f"D{j}": d for j, d in enumerate(plan.native_out)},
         }
         checks = guard_checks(args, _ndarray, names, tname="nd", dtype="dtype", shape="shape")
-
-        def scratch(serial):
-            res = []
-            for k, (shape, ls, nb, d) in enumerate(plan.scratch[serial]):
-                if nb:
-                    names[f"SD{k}"] = d.numpy
-                    res.append((f"Z({shape!r}, SD{k})", nb, ls))
-                else:  # nothing to zero: a constant array of its own (a pointer no other argument has)
-                    names[f"SE{int(serial)}{k}"] = np.zeros(1, np.float64)
-                    res.append((f"SE{int(serial)}{k}", 0, ls))
-            return res
-
+        scratch = scratch_outs(
+            plan,
+            names,
+            lambda shape, d: f"Z({shape!r}, {d})",
+            lambda d: d.numpy,
+            lambda: np.zeros(1, np.float64),
+        )
         set_runners(
             plan, skey, ins, outs, ready="{a}.flags.c_contiguous", ptr="dp({a})", names=names, checks=checks,
             scratch=scratch,

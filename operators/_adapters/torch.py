@@ -49,6 +49,7 @@ from ._eager import (
     program,
     run_plan,
     runner_inputs,
+    scratch_outs,
     set_runners,
 )
 
@@ -145,18 +146,10 @@ def _build(op, skey, args, key):
             args, _Tensor, names, tname="T", dtype="dtype", shape="shape",
             more=lambda a: " and {a}.is_cpu and not {a}.requires_grad" + (" and not {a}.is_conj()" if a.dtype.is_complex else ""),
         )  # fmt: skip
-
-        def scratch(serial):
-            res = []
-            for k, (shape, ls, nb, d) in enumerate(plan.scratch[serial]):
-                if nb:
-                    names[f"SD{k}"] = _torch_dtype(d)
-                    res.append((f"Z({', '.join(map(str, shape)) or '()'}, dtype=SD{k})", nb, ls))
-                else:  # nothing to zero: a constant tensor of its own (a pointer no other argument has)
-                    names[f"SE{int(serial)}{k}"] = torch.zeros(1)
-                    res.append((f"SE{int(serial)}{k}", 0, ls))
-            return res
-
+        scratch = scratch_outs(
+            plan, names, lambda shape, d: f"Z({', '.join(map(str, shape)) or '()'}, dtype={d})", _torch_dtype,
+            lambda: torch.zeros(1),
+        )  # fmt: skip
         set_runners(
             plan, skey, ins, outs,
             ready="{a}.is_contiguous() and not {a}.is_neg() and not {a}.is_conj()",

@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 import pytest
+from _operator_cases import tasks_kernel
 
 import tiarray as ta
 from tiarray._internal import ti  # the backend's language: taichi, or quadrants under TIARRAY_BACKEND
@@ -67,21 +68,10 @@ def test_a_spec_reads_every_changed_pointer_and_shape():
         assert isinstance(spec._direct, tuple)  # these launches called the compiled tasks
 
 
-@ti.kernel
-def _tasks(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1), tot: ti.types.ndarray(ndim=1)):
-    # compiled for many threads: five tasks, each depending on the one before
-    tot[0] = 1.0
-    for i in x:
-        out[i] = 2.0 * x[i] + tot[0]
-    for i in range(x.shape[0] // 2):
-        tot[0] += out[2 * i] + out[2 * i + 1]
-    tot[0] = tot[0] * 2.0
-
-
 def test_direct_launches_run_every_task_in_order_on_new_memory():
     # after Taichi's first launch of a context, a spec calls the kernel's compiled tasks
     # itself: each call here is on new memory, of two sizes
-    launcher = Launcher(_tasks)
+    launcher = Launcher(tasks_kernel)
     spec = launcher.spec([(ta.float64, 1, False)] * 3, (), serial=False)
     keep = []
     for k, n in enumerate((200_000, 200_000, 200_000, 100_002, 100_002, 200_000)):

@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 import pytest
-from _operator_cases import _psum, axpy, axpy_ref, bump, bump_ref, psum, psum_fixed
+from _operator_cases import _psum, axpy, axpy_ref, bump, bump_ref, psum, psum_fixed, tasks_kernel
 from tiarray.operators import _variant_rule
 from tiarray.operators._adapters import _native
 
@@ -193,21 +193,9 @@ def test_the_variant_rule_is_evaluated_per_call_as_python_does(jax, jnp, dtype):
         _variant_rule.THRESHOLDS[_RULE_SLOT] = old
 
 
-@ti.kernel
-def _tasks(x: nd(ndim=1), out: nd(ndim=1), tot: nd(ndim=1)):
-    # compiled for many threads: five tasks (serial, parallel, serial bound, parallel,
-    # serial), each depending on the one before
-    tot[0] = 1.0
-    for i in x:
-        out[i] = 2.0 * x[i] + tot[0]
-    for i in range(x.shape[0] // 2):
-        tot[0] += out[2 * i] + out[2 * i + 1]
-    tot[0] = tot[0] * 2.0
-
-
 several_tasks = ta.Operator(
     "t_native_several_tasks",
-    kernel=_tasks,
+    kernel=tasks_kernel,
     outs=lambda x: (ta.ShapeDtype(x.shape, x.dtype), ta.ShapeDtype((1,), x.dtype)),
 )
 

@@ -374,6 +374,11 @@ def _native_off() -> bool:
     return os.environ.get("TIARRAY_NATIVE", "").strip().lower() in ("0", "false", "no", "off")
 
 
+def _tasks_off() -> bool:
+    """``TIARRAY_NATIVE=launch``: every launch through Taichi's own (to compare)."""
+    return os.environ.get("TIARRAY_NATIVE", "").strip().lower() == "launch"
+
+
 def _rd(addr: int) -> int:
     return ctypes.c_uint64.from_address(addr).value
 
@@ -499,9 +504,9 @@ def task_launch(ctx) -> tuple:
     (tiarray's native handler, see its C++ file): the address of the program's C++
     ProgramImpl (whose kernel launcher caches each compiled kernel's task functions) and of
     launch context ``ctx``'s RuntimeContext (what a task reads its arguments through).
-    ``(0, 0)`` where either is not laid out as Taichi 1.7's or ``TIARRAY_NATIVE=0``: then only
-    Taichi's launch may launch."""
-    if arg_buffer(ctx) is None:
+    ``(0, 0)`` where either is not laid out as Taichi 1.7's, or with ``TIARRAY_NATIVE=0`` or
+    ``TIARRAY_NATIVE=launch``: then only Taichi's launch may launch."""
+    if _tasks_off() or arg_buffer(ctx) is None:
         return 0, 0
     impl = _program_impl(_cpp_object(program()))
     return (impl, _rd(_cpp_object(ctx) + _CTX)) if impl else (0, 0)
