@@ -185,6 +185,11 @@ def init(arch: str | None = None, *, backend: str | None = None, **kwargs) -> De
     workers otherwise often queue on one CPU; see :doc:`/internals`). Set the environment
     variable ``TIARRAY_PIN_THREADS=0`` to leave the workers' CPUs alone.
 
+    Threads: kernels, Operators and TiArrays work from any thread, but Taichi creates
+    fields (``ti.field``) only on the thread that started it. A program whose first tiarray call
+    runs on a worker thread should call ``init()`` on the main thread first; tiarray warns
+    (``RuntimeWarning``) when its implicit start happens elsewhere.
+
     Raises
     ------
     RuntimeError
@@ -338,8 +343,30 @@ def ensure_init():
             with _lock:
                 if program() is None:
                     init()
+                    _warn_if_not_main_thread()
         prog = sync_caches()
     return prog
+
+
+def _warn_if_not_main_thread():
+    """Say so when tiarray's implicit start of Taichi ran off the main thread: Taichi's LLVM
+    context records the thread it was created on, and from then on ``ti.field`` (a new
+    SNode tree) fails its assertion ``main_thread_id_`` on every other thread -- the main
+    thread included, far from the cause. Kernels and TiArrays work on any thread, so
+    this is a warning, not an error (a worker-only program is fine)."""
+    here = threading.current_thread()
+    if here is threading.main_thread():
+        return
+    import warnings
+
+    warnings.warn(
+        f"tiarray started Taichi on the thread {here.name!r}, not on the main thread (its first "
+        "use in this process ran there): Taichi now creates ti.fields only on that thread "
+        "(elsewhere its check `main_thread_id_` fails). Call tiarray.init() (or ti.init()) on "
+        "the main thread before using tiarray from other threads.",
+        RuntimeWarning,
+        stacklevel=4,
+    )
 
 
 def arch_name() -> str:

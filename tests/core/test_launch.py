@@ -276,6 +276,9 @@ def test_launch_contexts_are_reused_on_the_cpu_only(monkeypatch, device):
 
 
 def test_concurrent_launches_from_threads():
+    # Taichi started on the main thread, as tiarray's docs ask (started on a worker, it would
+    # refuse later ti.fields on this one: test_runtime's worker-thread test)
+    ta.init() if not ta.is_initialized() else None
     launcher = Launcher(_axpy)
     errors = []
 

@@ -164,3 +164,47 @@ def test_started_on_one_thread_compiles_on_another():
     )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "OK [6.0, 6.0, 6.0, 6.0]" in r.stdout and "THREAD [[1.0, 2.0, 3.0]]" in r.stdout, r.stdout
+
+
+def test_first_use_on_a_worker_thread_warns_and_main_thread_init_avoids_it():
+    # Taichi records the thread that started it and then creates ti.fields only there: a
+    # first tiarray use on a worker thread must say so (the failure comes later, elsewhere)
+    r = run(
+        """
+        import threading, warnings, numpy as np, taichi as ti
+        import tiarray as ta
+        caught = []
+        def work():
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                ta.asarray(np.arange(3.0)) + 1
+            caught.extend(str(x.message) for x in w if issubclass(x.category, RuntimeWarning))
+        th = threading.Thread(target=work, name="worker-7"); th.start(); th.join()
+        print("WARNED", len(caught), "worker-7" in caught[0] and "tiarray.init()" in caught[0])
+        try:
+            f = ti.field(ti.f32, shape=2)
+            f.from_numpy(np.ones(2, np.float32))  # fields are built at their first use
+            print("FIELD ok")
+        except RuntimeError as e:
+            print("FIELD fails")
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert "WARNED 1 True" in r.stdout, r.stdout + r.stderr
+    assert "FIELD fails" in r.stdout  # Taichi's limitation, which the warning announces
+    r = run(
+        """
+        import threading, warnings, numpy as np, taichi as ti
+        import tiarray as ta
+        warnings.simplefilter("error")
+        ta.init()
+        out = []
+        th = threading.Thread(target=lambda: out.append(float(ta.sum(ta.asarray(np.arange(3.0)) + 1))))
+        th.start(); th.join()
+        f = ti.field(ti.f32, shape=2)
+        f.from_numpy(np.ones(2, np.float32))  # fields are built at their first use
+        print("OK", out, f.shape)
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert "OK [6.0] (2,)" in r.stdout, r.stdout + r.stderr
