@@ -55,7 +55,11 @@ def _build(op, skey, args, key):  # pragma: no cover - needs a GPU
 
 def call(op, args, static):  # pragma: no cover - needs a GPU
     skey = op._static_key(static) if static else ()
-    key = ("cupy", skey, *[(a.dtype, a.shape) if isinstance(a, _ndarray) else type(a) for a in args])
+    key = (
+        "cupy",
+        skey,
+        *[(a.dtype, a.shape, a.device.id) if isinstance(a, _ndarray) else type(a) for a in args],
+    )
     if program() is not CACHES.prog:  # first call, or Taichi was reset
         ensure_init()
     plan = op._plans.get(key)

@@ -119,6 +119,15 @@ def _build(op, skey, args, key):
         dev = torch.device("cpu")
     if dev.type not in ("cpu", "cuda"):
         raise TypeError(f"{op.name}: tensors on device '{dev}' are not supported; tiarray takes cpu and cuda")
+    if dev.type == "cuda":  # pragma: no cover - needs a GPU
+        from tiarray import _internal as _core
+
+        # (the plan key holds the device: a plan is never reused for another CUDA device)
+        rt = _core.current_device()
+        if rt.kind == "cuda" and (dev.index or 0) != rt.index:
+            raise TypeError(
+                f"{op.name}: the torch tensors live on {dev}, but Taichi computes on {rt}; move them there"
+            )
     plan = make_plan(op, skey, tuple(in_sds), "torch", dev.type)
     plan.native_out = (
         tuple(
@@ -182,10 +191,7 @@ def _key(skey, args):
     return (
         "torch",
         skey,
-        *[
-            (a.dtype, a.shape, a.is_cpu, a.is_cuda, a.layout) if isinstance(a, _Tensor) else type(a)
-            for a in args
-        ],
+        *[(a.dtype, a.shape, a.device, a.layout) if isinstance(a, _Tensor) else type(a) for a in args],
     )
 
 
@@ -667,7 +673,7 @@ def call(op, args, static):
                 return _call_op(op, skey, args)
             if g and a.requires_grad:
                 grad = True
-            key.append((a.dtype, a.shape, a.is_cpu, a.is_cuda, a.layout))
+            key.append((a.dtype, a.shape, a.device, a.layout))
         else:
             key.append(type(a))
     if not grad:
