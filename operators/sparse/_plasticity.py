@@ -53,13 +53,32 @@ def _work(*inputs, **static):
     return inputs[0].shape[0] * (inputs[0].shape[1] if len(inputs[0].shape) == 2 else 1)
 
 
+# Work units of one updated synapse for the serial/parallel choice (_policy.spike_policy),
+# from the break-even of the two variants alternated call by call on 2 threads (n = 10 000
+# and 40 000, r = 0.01-0.1, the NumPy route; before, all three counted 1 and the serial
+# variant ran where the parallel one was 1.1-1.4x faster):
+# - on_pre, a spiking row's synapses in a row (a stream, the trace gathered from cache):
+#   break-even near 1e5 synapses (n = 40 000, r = 0.1: serial 2430 us, parallel 1917);
+_ROW_COST = 10.0
+# - on_post, a spiking column's synapses anywhere in the weights (a cache miss each): near
+#   3e4 (n = 40 000, r = 0.1: serial 5839 us, parallel 4128; r = 0.01: a tie);
+_COLUMN_COST = 32.0
+
+
+def _dense_cost(post=False, **static):
+    # dense on_post reads a column (one cache line per weight): parallel won from 8e5
+    # weights (n = 4000, r = 0.05: 15.7 ms serially, 14.3 in parallel); on_pre streams
+    # rows, a tie at every size measured
+    return 8.0 if post else 1.0
+
+
 _PRE = Operator(
     "csr_update_on_pre",
     kernel=K.csr_on_pre_kernel,
     outs=_same,
     aliases={"out": "weights"},
     nondiff=_ALL_INPUTS,
-    policy=_policy.spike_policy(_work, 3),
+    policy=_policy.spike_policy(_work, 3, _ROW_COST),
     static_defaults={"fixed": False},
     compile_options=IEEE,
 )
@@ -69,7 +88,7 @@ _POST = Operator(
     outs=_same,
     aliases={"out": "weights"},
     nondiff=_ALL_INPUTS,
-    policy=_policy.spike_policy(_work, 4),
+    policy=_policy.spike_policy(_work, 4, _COLUMN_COST),
     compile_options=IEEE,
 )
 _DENSE = Operator(
@@ -78,7 +97,7 @@ _DENSE = Operator(
     outs=_same,
     aliases={"out": "weights"},
     nondiff=_ALL_INPUTS,
-    policy=_policy.spike_policy(_work, 1),
+    policy=_policy.spike_policy(_work, 1, _dense_cost),
     compile_options=IEEE,
 )
 _COLIDX = Operator(

@@ -163,12 +163,14 @@ def gather_policy(work):
     return policy
 
 
-def spike_policy(work, i_spikes: int):
-    """Updates on spikes (plasticity): ``work(*inputs, **static)`` is the work if every neuron
-    spiked, scaled per call by the fraction of nonzero spikes (input ``i_spikes``)."""
+def spike_policy(work, i_spikes: int, cost=1.0):
+    """Updates on spikes (plasticity): ``work(*inputs, **static)`` is the synapses visited if
+    every neuron spiked, scaled per call by the fraction of nonzero spikes (input
+    ``i_spikes``) and by ``cost`` (a number, or a function of the static arguments): the
+    work units of one updated synapse, against the scatter synapse the threshold counts."""
 
     def policy(*inputs, **static):
-        w = work(*inputs, **static)
+        w = work(*inputs, **static) * (cost(**static) if callable(cost) else cost)
         return rule_decide(w, w, i_spikes, SCATTER)
 
     return policy
@@ -208,11 +210,15 @@ def delayed_sorted_policy(weights, indices, indptr, delays, history, t, dptr, pe
     def decide(h):
         if nnz + scan < THRESHOLDS[SCATTER]:
             return "serial"
-        events = np.count_nonzero(h[4])
-        # each event starts a segment elsewhere in memory: about the latency of a few cache
-        # misses, the cost of streaming ~100 synapses (n = 40 000, D = 8, r = 0.05: 16 000
-        # events, 4.8 ms serially)
-        return _mode(nnz * events / max(h[4].size, 1) + 100 * events + scan < THRESHOLDS[SCATTER])
+        hist = h[4]
+        # one slot counted for all D (count_nonzero of the whole history was 5 % of a
+        # serial call at n = 40 000, r = 0.01); only the serial/parallel choice depends on it
+        events = np.count_nonzero(hist[0]) * hist.shape[0] if hist.shape[0] else 0
+        # the synapses delivered now and the scan; the events' segments (each elsewhere in
+        # memory) are not counted: two threads did not overlap their cache misses better than
+        # one, the serial kernel was 5-25 % faster at every size of the families benchmark
+        # (n <= 40 000, r <= 0.1, D = 8: up to 32 000 events), alternated call by call
+        return _mode(nnz * events / max(hist.size, 1) + scan < THRESHOLDS[SCATTER])
 
     return decide
 
