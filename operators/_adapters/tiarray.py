@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from tiarray._internal import TiArray, copy_array, current_device, empty_owned, view_of
+from tiarray._internal import dtypes as _dtypes
 
 from ._eager import (
     CACHES,
@@ -21,6 +24,7 @@ from ._eager import (
     program,
     run_plan,
     runner_inputs,
+    scratch_outs,
     set_runners,
 )
 
@@ -67,22 +71,42 @@ def _build(op, skey, args, key):
     kind = device.kind if device is not None else "cpu"
     plan = make_plan(op, skey, tuple(in_sds), "TiArray", kind)
     plan.native_out = device
-    if kind == "cpu" and not plan.extra and plan.alias is None:
+    if kind == "cpu" and plan.alias is None:
         # the whole call as generated code, and its twin for Operator.__call__'s fast path
-        # (None where they do not apply)
+        # (None where they do not apply); plans with scratch or a per-call variant (the
+        # sparse products) get one per variant
         dev = device if device is not None else current_device()
         ins = runner_inputs(plan, args, TiArray)
         outs = [
             (functools.partial(_empty_owned, sh, d, dev, zero=True), nb, ls)
             for sh, d, nb, ls in zip(plan.out_shapes, plan.out_dtypes, plan.out_nbytes, plan.out_launch)
         ]
-        names = {"TA": TiArray}
+        names = {"TA": TiArray, "EO": _empty_owned, "DEV": dev}
         checks = guard_checks(args, TiArray, names, tname="TA", dtype="_dtype", shape="_shape")
+        scratch = scratch_outs(
+            plan, names, lambda shape, d: f"EO({shape!r}, {d}, DEV, zero=True)", lambda d: d,
+            lambda: _empty_owned((1,), _dtypes.float64, dev, zero=True),
+        )  # fmt: skip
         set_runners(
-            plan, skey, ins, outs, ready="{a}._is_c_contiguous()", ptr="{a}._ptr", names=names, checks=checks
-        )
+            plan, skey, ins, outs, ready="{a}._is_c_contiguous()", ptr="{a}._ptr", names=names, checks=checks,
+            scratch=scratch, hosts=_hosts,
+        )  # fmt: skip
     op._plans[key] = plan
     return plan
+
+
+def _hosts(args):
+    """What a per-call policy reads of a call's arguments: NumPy views of the TiArrays, made
+    when read (the policy runs before the runner checks that the inputs are contiguous)."""
+    return HostInputs(len(args), lambda i: _host(args[i]))
+
+
+def _host(a):
+    if not isinstance(a, TiArray):
+        return a
+    if a._is_c_contiguous():
+        return host_view(a._ptr, a._shape, a._dtype)
+    return np.asarray(a)  # strided (its own strides: a contiguous view would read past it)
 
 
 def call(op, args, static):

@@ -336,6 +336,40 @@ def test_scratch_and_per_call_policy_take_generated_code():
     assert [m for _, m in PSUM_DECISIONS] == ["serial", "parallel"]
 
 
+def test_tiarray_scratch_and_per_call_policy_take_generated_code():
+    # the same for TiArray calls: the policy reads host views of the TiArrays' memory, the
+    # serial variant's scratch of no bytes is a constant array, the parallel one's partials
+    # are zero-filled on every call
+    from _operator_cases import PSUM_DECISIONS, psum
+
+    fewn = np.zeros(48)
+    fewn[[3, 40]] = [1.5, 2.0]
+    few, many = ta.asarray(fewn), ta.asarray(np.arange(48.0))
+    PSUM_DECISIONS.clear()
+    for k in range(6):
+        x = many if k % 2 else few
+        got = psum(x)
+        assert isinstance(got, ta.TiArray)
+        assert np.asarray(got).tolist() == ([np.arange(48.0).sum(), 4.0] if k % 2 else [3.5, 0.0])
+    assert [m for _, m in PSUM_DECISIONS] == ["serial", "parallel"] * 3  # one decision per call
+    plan = next(p for k, p in psum._plans.items() if k[0] == "tiarray" and p.res.in_sds[0].shape == (48,))
+    assert plan.runner is not None and psum._fast and psum._fast[0] is plan.fast
+    PSUM_DECISIONS.clear()
+    assert np.asarray(plan.runner([few])).tolist() == [3.5, 0.0]
+    assert np.asarray(plan.fast[1]([many])).tolist() == [np.arange(48.0).sum(), 4.0]
+    assert plan.fast[1]([ta.asarray(np.arange(48.0, dtype=np.float32))]) is None  # another signature
+    assert [m for _, m in PSUM_DECISIONS] == ["serial", "parallel"]
+    # strided and reversed views: the policy reads their own elements (a contiguous view of
+    # the reversed one would start at its last element and read past the buffer)
+    base = np.arange(96.0)
+    base[:48] = 0.0
+    for view, ref in ((ta.asarray(base)[::2], base[::2]), (ta.asarray(base[48:])[::-1], base[48:][::-1])):
+        PSUM_DECISIONS.clear()
+        assert plan.fast[1]([view]) is None  # not contiguous: the full path
+        assert np.asarray(psum(view)).tolist() == [ref.sum(), 4.0]
+        assert {c for c, _ in PSUM_DECISIONS} == {np.count_nonzero(ref)}
+
+
 def test_scratch_and_policy_errors():
     from _operator_cases import _psum
 
