@@ -282,11 +282,16 @@ def _make_fast_fwd(rec, spec, serial):
     only when their value changed (inputs often stay in the same XLA buffers from call to
     call). About 1-2 us cheaper per call than the generic path through ``spec.launch``.
     Scratch results (after the outputs) are zero-filled to the size of the ``serial``
-    variant and passed with its shape."""
+    variant and passed with its shape. As ``host_runner``'s: array pointers written where
+    the context keeps them, and, once Taichi's launch has shown where its compiled tasks
+    read them, the tasks called directly (``_launch._learn_direct``; the native handler
+    does the same in C++ where it is compiled)."""
     from tiarray._internal import P_ARRAY as _P_ARRAY
     from tiarray._internal import P_FLOAT as _P_FLOAT
     from tiarray._internal import P_INT as _P_INT
     from tiarray._internal import launch_lock as _launch_lock
+    from tiarray._internal import runner_array_set as _array_set
+    from tiarray._internal import runner_learn_direct as _learn_direct
 
     ctx = spec.t_kernel.make_launch_context()
     ns = {
@@ -301,17 +306,14 @@ def _make_fast_fwd(rec, spec, serial):
     setter_name = {_P_FLOAT: "set_arg_float", _P_INT: "set_arg_int"}
     body = []
     sets = []
+    arrays = []  # the arguments that are arrays
     n_in = len(rec.ins)
     for i, k in enumerate(rec.ins):
         kind, idx = spec.setters[i]
         if k[0]:
             body.append(f"    a{i} = U64[(args[{i}] >> 3) + 3]")
-            sets.append(
-                f"        if L[{i}] != a{i}:\n"
-                f"            L[{i}] = None\n"
-                f"            ctx.set_arg_external_array_with_shape({idx!r}, a{i}, {k[1]}, {k[2]!r}, 0)\n"
-                f"            L[{i}] = a{i}"
-            )
+            sets.append(_array_set(ns, i, f"a{i}", idx, k[1], k[2]))
+            arrays.append(i)
         else:
             ns[f"V{i}"] = k[1]
             body.append(f"    a{i} = V{i}[U64[(args[{i}] >> 3) + 3] >> {k[2]}]")
@@ -329,12 +331,8 @@ def _make_fast_fwd(rec, spec, serial):
         body.append(f"    o{j} = U64[(rets[{j}] >> 3) + 3]")
         if nb and rec.zero[j]:  # (an aliased output holds its input's values)
             body.append(f"    memset(o{j}, 0, {nb})")
-        sets.append(
-            f"        if L[{n_in + j}] != o{j}:\n"
-            f"            L[{n_in + j}] = None\n"
-            f"            ctx.set_arg_external_array_with_shape({idx!r}, o{j}, {nb}, {shape!r}, 0)\n"
-            f"            L[{n_in + j}] = o{j}"
-        )
+        sets.append(_array_set(ns, n_in + j, f"o{j}", idx, nb, shape))
+        arrays.append(n_in + j)
     n_out = len(rec.outs)
     for j, (nb, shape) in enumerate(rec.scratch[serial]):
         kind, idx = spec.setters[n_in + n_out + j]
@@ -342,15 +340,20 @@ def _make_fast_fwd(rec, spec, serial):
         body.append(f"    s{j} = U64[(rets[{n_out + j}] >> 3) + 3] or 1")
         if nb:
             body.append(f"    memset(s{j}, 0, {nb})")
-        sets.append(
-            f"        if L[{q}] != s{j}:\n"
-            f"            L[{q}] = None\n"
-            f"            ctx.set_arg_external_array_with_shape({idx!r}, s{j}, {nb}, {shape!r}, 0)\n"
-            f"            L[{q}] = s{j}"
-        )
+        sets.append(_array_set(ns, q, f"s{j}", idx, nb, shape))
+        arrays.append(q)
     body.append("    with lock:")
     body.extend(sets)
-    body.append("        launch_kernel(compiled, ctx)")
+    if all(f"S{k}" in ns for k in arrays):
+        # every pointer written through a slot: after Taichi's first launch the runner calls
+        # the compiled tasks (the same learning as host_runner's)
+        ns.update(D=(), R=0, learn=_learn_direct(ns, spec, arrays))
+        body.append(
+            "        if D:\n            for t in D:\n                t(R)\n"
+            "        else:\n            launch_kernel(compiled, ctx)\n            learn()"
+        )
+    else:
+        body.append("        launch_kernel(compiled, ctx)")
     src = "def run(args, rets):\n" + "\n".join(body) + "\n"
     exec(compile(src, f"<tiarray {rec.op.name} ffi runner>", "exec"), ns)
     return ns["run"]

@@ -436,6 +436,37 @@ def test_without_the_native_handler_python_launches(jax, tmp_path, env, reason):
     assert "(0, 0, 0, 0, 0)" in r.stdout
 
 
+def test_python_handler_calls_the_compiled_tasks(jax, tmp_path):
+    # without a compiler the Python handler's runner takes every call: it writes the array
+    # pointers where its launch context keeps them and, after Taichi's first launches, calls
+    # the compiled tasks itself (taichi only; quadrants, debug mode: Taichi's launch). New
+    # buffers every call must still be read and written (values checked each time), also
+    # one buffer passed as two arguments (f: both of its slots written) on the same record
+    r = _script(
+        """
+        from tiarray.operators._adapters import jax as jad
+        g = jax.jit(lambda a, x, y: axpy(a, x, y))
+        rng = np.random.default_rng(0)
+        for k in range(12):
+            xs = rng.standard_normal(16).astype(np.float32)
+            ys = rng.standard_normal(16).astype(np.float32)
+            np.testing.assert_array_equal(np.asarray(g(np.float32(k - 3), xs, ys)), axpy_ref(k - 3, xs, ys))
+            np.testing.assert_array_equal(np.asarray(f(np.float32(k), xs)), axpy_ref(k, xs, xs))
+        tasks = sorted(len(r.fast.__globals__.get("D", ())) for r in jad._records if r.op is axpy and r.fast)
+        print("status:", _native.status(), _native.stats(), "tasks", tasks)
+        """,
+        TIARRAY_CACHE_DIR=str(tmp_path),
+        CXX="/nonexistent/c++",
+        PATH="/nonexistent",
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "(0, 0, 0, 0, 0)" in r.stdout  # no native launches
+    from tiarray._internal import debug_mode
+
+    direct = TAICHI and not debug_mode() and os.environ.get("TIARRAY_NATIVE", "") not in ("0", "launch")
+    assert ("tasks [1]" if direct else "tasks [0]") in r.stdout, r.stdout
+
+
 @needs_native
 def test_a_failed_check_is_remembered_and_python_launches(jax, tmp_path):
     # the verdict of a build's check is kept beside it: a failed one turns the handler off
