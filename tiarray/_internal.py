@@ -20,7 +20,7 @@ Memory and interchange
     ``asarray``, ``from_dlpack``, ``framework_of``, ``is_jax_tracer``, ``cuda`` (:mod:`tiarray._cuda`).
 Launcher (:mod:`tiarray._launch`)
     ``Launcher``, ``KernelSignatureError``, ``IEEE``, ``launch_lock``, ``host_runner`` (and, for
-    other generated runners, ``runner_array_set`` and ``runner_learn_direct``), the kernel
+    other generated runners, ``runner_array_set`` and ``runner_launch``), the kernel
     parameter kinds ``P_ARRAY``, ``P_FLOAT``, ``P_INT``, ``P_UINT``, ``P_TEMPLATE``.
 """
 
@@ -52,10 +52,9 @@ from ._launch import _P_FLOAT as P_FLOAT
 from ._launch import _P_INT as P_INT
 from ._launch import _P_TEMPLATE as P_TEMPLATE
 from ._launch import _P_UINT as P_UINT
-from ._launch import IEEE, KernelSignatureError, Launcher, debug_mode, host_runner
+from ._launch import IEEE, KernelSignatureError, Launcher, debug_mode, host_runner, runner_launch
 from ._launch import _array_set as runner_array_set
 from ._launch import _launch_lock as launch_lock
-from ._launch import _learn_direct as runner_learn_direct
 from ._runtime import CACHES, cpu_workers, current_device, ensure_init, is_cpu, program, register_cache
 from ._validate import check_bool
 
@@ -66,5 +65,5 @@ __all__ = [
     "dtypes", "check_bool",
     "TiArray", "empty_owned", "copy_array", "view_of", "numpy_data_ptr", "asarray", "from_dlpack", "framework_of",
     "is_jax_tracer", "TAICHI_FAMILY", "cuda",
-    "Launcher", "KernelSignatureError", "IEEE", "launch_lock", "debug_mode", "host_runner", "runner_array_set", "runner_learn_direct", "P_ARRAY", "P_FLOAT", "P_INT", "P_UINT", "P_TEMPLATE",
+    "Launcher", "KernelSignatureError", "IEEE", "launch_lock", "debug_mode", "host_runner", "runner_array_set", "runner_launch", "P_ARRAY", "P_FLOAT", "P_INT", "P_UINT", "P_TEMPLATE",
 ]  # fmt: skip

@@ -445,17 +445,8 @@ def host_runner(
         return None
     body.append("    with lock:")
     body.extend(sets)
-    slotted = [k for k in arrays + [n_in + j for j in range(len(outs))] if f"S{k}" in ns]
-    if len(slotted) == len(arrays) + len(outs):
-        # every array is written through a slot: after Taichi's first launch the slots move to
-        # the argument buffer and the runner calls the compiled tasks (_learn_direct)
-        ns.update(D=(), R=0, learn=_learn_direct(ns, spec, slotted))
-        body.append(
-            "        try:\n            if D:\n                for t in D:\n                    t(R)\n"
-            "            else:\n                launch_kernel(compiled, ctx)\n                learn()"
-        )
-    else:
-        body.append("        try:\n            launch_kernel(compiled, ctx)")
+    body.append("        try:")
+    body.append(runner_launch(ns, spec, arrays + [n_in + j for j in range(len(outs))], "            "))
     body.append("        except AssertionError as e:  # kernel asserts")
     body.append(f"            raise kernel_error(spec, [{', '.join(values)}], e) from None")
     n_ret = len(outs) if n_ret is None else n_ret
@@ -469,6 +460,21 @@ def host_runner(
 
 
 _DIRECT_TRIES = 8
+
+
+def runner_launch(ns: dict, spec, arrays, indent: str) -> str:
+    """A generated runner's launch (``ns``: its globals, with ``ctx``, ``L``, ``compiled``,
+    ``launch_kernel`` and the ``S{k}`` slots ``_array_set`` made), its lines indented by
+    ``indent``: where every array argument (``arrays``) is written through a slot, Taichi's
+    launch until ``_learn_direct`` has learnt the compiled tasks, then the tasks called
+    directly; else Taichi's launch every time."""
+    if all(f"S{k}" in ns for k in arrays):
+        # after Taichi's first launch the slots move to the argument buffer
+        ns.update(D=(), R=0, learn=_learn_direct(ns, spec, list(arrays)))
+        src = "if D:\n    for t in D:\n        t(R)\nelse:\n    launch_kernel(compiled, ctx)\n    learn()"
+    else:
+        src = "launch_kernel(compiled, ctx)"
+    return "\n".join(indent + line for line in src.split("\n"))
 
 
 def _learn_direct(ns: dict, spec, slotted):

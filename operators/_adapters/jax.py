@@ -284,14 +284,14 @@ def _make_fast_fwd(rec, spec, serial):
     Scratch results (after the outputs) are zero-filled to the size of the ``serial``
     variant and passed with its shape. As ``host_runner``'s: array pointers written where
     the context keeps them, and, once Taichi's launch has shown where its compiled tasks
-    read them, the tasks called directly (``_launch._learn_direct``; the native handler
+    read them, the tasks called directly (``_launch.runner_launch``; the native handler
     does the same in C++ where it is compiled)."""
     from tiarray._internal import P_ARRAY as _P_ARRAY
     from tiarray._internal import P_FLOAT as _P_FLOAT
     from tiarray._internal import P_INT as _P_INT
     from tiarray._internal import launch_lock as _launch_lock
     from tiarray._internal import runner_array_set as _array_set
-    from tiarray._internal import runner_learn_direct as _learn_direct
+    from tiarray._internal import runner_launch as _runner_launch
 
     ctx = spec.t_kernel.make_launch_context()
     ns = {
@@ -344,16 +344,7 @@ def _make_fast_fwd(rec, spec, serial):
         arrays.append(q)
     body.append("    with lock:")
     body.extend(sets)
-    if all(f"S{k}" in ns for k in arrays):
-        # every pointer written through a slot: after Taichi's first launch the runner calls
-        # the compiled tasks (the same learning as host_runner's)
-        ns.update(D=(), R=0, learn=_learn_direct(ns, spec, arrays))
-        body.append(
-            "        if D:\n            for t in D:\n                t(R)\n"
-            "        else:\n            launch_kernel(compiled, ctx)\n            learn()"
-        )
-    else:
-        body.append("        launch_kernel(compiled, ctx)")
+    body.append(_runner_launch(ns, spec, arrays, "        "))
     src = "def run(args, rets):\n" + "\n".join(body) + "\n"
     exec(compile(src, f"<tiarray {rec.op.name} ffi runner>", "exec"), ns)
     return ns["run"]
