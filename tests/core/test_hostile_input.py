@@ -17,6 +17,8 @@ MODULES = {
     "hostile_torch": "torch",
     "hostile_debug": None,
     "hostile_debug_jax": "jax",
+    "hostile_unchecked_structure": None,
+    "hostile_traced_jax": "jax",
 }
 ENV = {"hostile_debug": {"TIARRAY_DEBUG": "1"}, "hostile_debug_jax": {"TIARRAY_DEBUG": "1"}}
 CASES = [
