@@ -15,7 +15,7 @@ import numpy as np
 
 from .._operator import Operator, ShapeDtype
 from . import _coo_kernels as K
-from . import _policy, _rules, _validate, _xp
+from . import _policy, _rules, _validate
 from ._common import IEEE
 
 __all__ = ["coomv", "event_coomv", "coomm", "event_coomm"]
@@ -106,9 +106,8 @@ def _call(name, weights, row, col, x, shape, transpose, allow_bool, ndim):
     transpose = _validate.check_bool(transpose, name, "transpose", numpy_bool=True)
     xname = ("events" if allow_bool else "matrix") if ndim == 2 else ("events" if allow_bool else "vector")
     x = _validate.as_array(name, xname, x)
-    d = _xp.dtype_of(x)
     w, r, c, m, n = coo(
-        name, weights, row, col, shape, like_dtype=d if d in _validate._FLOATS else None, like=x
+        name, weights, row, col, shape, like_dtype=_validate.float_like(name, xname, x), like=x
     )
     length, where = (m, "shape[0] (transpose=True)") if transpose else (n, "shape[1] (transpose=False)")
     x = _validate.dense_operand(name, xname, x, length, ndim=ndim, allow_bool=allow_bool, where=where)

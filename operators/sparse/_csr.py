@@ -204,18 +204,12 @@ _TFILL = Operator(
 _XNAME = {True: "events", False: "vector"}
 
 
-def _float_like(x):
-    """The float dtype a Python-number weight takes: that of a float operand, else float32."""
-    d = _xp.dtype_of(x)
-    return d if d.kind == "f" and d.itemsize in (4, 8) else None
-
-
 def _product_call(name, weights, indices, indptr, x, shape, transpose, allow_bool, ndim):
     transpose = _validate.check_bool(transpose, name, "transpose", numpy_bool=True)
     xname = ("events" if allow_bool else "matrix") if ndim == 2 else _XNAME[allow_bool]
     x = _validate.as_array(name, xname, x)
     w, idx, ptr, m, n = _validate.csr(
-        name, weights, indices, indptr, shape, like_dtype=_float_like(x), like=x
+        name, weights, indices, indptr, shape, like_dtype=_validate.float_like(name, xname, x), like=x
     )
     if transpose:
         x = _validate.dense_operand(name, xname, x, m, ndim=ndim, allow_bool=allow_bool,

@@ -135,16 +135,13 @@ def fcn(func, weights, indices, shape, *, like_dtype=None, like=None):
     return w, _xp.reshape(idx, (m * k,)), m, n, k
 
 
-def _float_like(x):
-    d = _xp.dtype_of(x)
-    return d if d in _validate._FLOATS else None
-
-
 def _product_call(name, weights, indices, x, shape, transpose, allow_bool, ndim):
     transpose = _validate.check_bool(transpose, name, "transpose", numpy_bool=True)
     xname = ("events" if allow_bool else "matrix") if ndim == 2 else ("events" if allow_bool else "vector")
     x = _validate.as_array(name, xname, x)
-    w, idx, m, n, _ = fcn(name, weights, indices, shape, like_dtype=_float_like(x), like=x)
+    w, idx, m, n, _ = fcn(
+        name, weights, indices, shape, like_dtype=_validate.float_like(name, xname, x), like=x
+    )
     length, where = (m, "shape[0] (transpose=True)") if transpose else (n, "shape[1] (transpose=False)")
     x = _validate.dense_operand(name, xname, x, length, ndim=ndim, allow_bool=allow_bool, where=where)
     return _OPS[name](w, idx, x, shape=(m, n), transpose=transpose)
@@ -373,7 +370,10 @@ def fixed_num_conn(n_pre, n_post, k, seed, *, replace=False, index_dtype=np.int3
         raise ValueError(f"{func}(): k = {k} synapses per row need n_post > 0")
     if m * k >= 2**31:
         raise ValueError(f"{func}(): {m} x {k} synapses exceed 2**31 - 1")
-    idt = np.dtype(index_dtype)
+    try:
+        idt = np.dtype(index_dtype)
+    except TypeError:
+        idt = None
     if idt not in _validate._INDEX_DTYPES:
         raise TypeError(f"{func}(): argument 'index_dtype' must be int32 or int64, got {index_dtype!r}")
     s = np.asarray(_xp.host(_validate.int_scalar(func, "seed", seed, like=np.zeros(()))))

@@ -250,11 +250,6 @@ def _params(func, names, values, like, like_dtype):
     return [_xp.full((), v, dt, like) if a is None else _xp.astype(a, dt) for a, v in zip(arrays, values)]
 
 
-def _float_like(x):
-    d = _xp.dtype_of(x)
-    return d if d in (_dtypes.float32, _dtypes.float64) else None
-
-
 def _mv(func, dist, x, params, prob, seed, shape, transpose, allow_bool, ndim=1):
     transpose = _validate.check_bool(transpose, func, "transpose", numpy_bool=True)
     m, n = _validate.shape2(func, shape)
@@ -268,7 +263,7 @@ def _mv(func, dist, x, params, prob, seed, shape, transpose, allow_bool, ndim=1)
                                     where="shape[1] (transpose=False)")  # fmt: skip
     if ndim == 2 and (n if transpose else m) * x.shape[1] >= 2**31:
         raise ValueError(f"{func}(): the result would hold more than 2**31 - 1 elements")
-    ws = _params(func, _PARAMS[dist], params, x, _float_like(x))
+    ws = _params(func, _PARAMS[dist], params, x, _validate.float_like(func, name, x))
     p = _prob(func, prob, x)
     s = _validate.int_scalar(func, "seed", seed, like=x)
     return _OPS[func](x, *ws, p, s, shape=(m, n), transpose=transpose)

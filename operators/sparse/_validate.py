@@ -101,6 +101,14 @@ def _dtype(func, name, a) -> _dtypes.DType:
         raise TypeError(f"{func}(): argument '{name}' has an unsupported dtype {a.dtype}") from None
 
 
+def float_like(func: str, name: str, x):
+    """The dtype a Python-number weight takes from the operand ``x`` (argument ``name``): that
+    of a float32/float64 ``x``, else None (float32); an unsupported dtype is an error naming
+    ``func`` and ``name`` (an object array reached the dtype table's own error before)."""
+    d = _dtype(func, name, x)
+    return d if d in _FLOATS else None
+
+
 def index_array(func: str, name: str, x, ndim: int = 1):
     """An int32 or int64 array with ``ndim`` dimensions (other integer dtypes are converted to int64)."""
     a = as_array(func, name, x)

@@ -255,7 +255,8 @@ def cumsum(x):
 def stamp(x):
     """What may change about an array object in place, so that a result remembered for it
     can be checked before reuse: torch tensors change shape, dtype, storage and values in
-    place (``resize_``, ``set_``, ``.data = ...``; in-place writes bump ``_version``); NumPy
+    place (``resize_``, ``set_``, ``.data = ...``; in-place writes bump ``_version``, except
+    on inference tensors, which have no version counter and are treated as NumPy arrays); NumPy
     and CuPy arrays their shape and strides (``a.shape = ...``, ``resize``; value writes are
     not seen, and the kernels clamp every index regardless); JAX arrays and TiArrays do not
     change. ``None``: nothing to compare (a traced tensor), so nothing is reused."""
@@ -263,6 +264,8 @@ def stamp(x):
     if fw == "torch":
         if sys.modules["torch"].compiler.is_compiling():
             return None  # traced by dynamo, which cannot compare data pointers: nothing to reuse
+        if x.is_inference():  # no version counter (reading _version raises): as for NumPy
+            return (x.shape, x.dtype, x.data_ptr(), x.stride(), "inference")
         return (x.shape, x.dtype, x.data_ptr(), x._version)
     if fw in ("numpy", "cupy"):
         return (x.shape, x.strides, x.dtype)

@@ -316,3 +316,47 @@ def test_non_arrays_get_errors_naming_the_argument(csr):
     np.testing.assert_allclose(got, dense.T @ np.ones(6))
     got = sp.event_csrmv(w.tolist(), idx, ptr, e, shape=(6, 8), transpose=True)  # twice: the cache path
     np.testing.assert_allclose(got, dense.T @ np.ones(6))
+
+
+def test_unsupported_operand_dtypes_name_the_function_and_argument():
+    # object operands reached the dtype table's own error ("tiarray(): argument 'dtype' ...")
+    v = np.ones(2, object)
+    cases = [
+        ("fcnmv", "vector", lambda: sp.fcnmv(np.float32(1), np.array([[0, 1]]), v, shape=(1, 2))),
+        ("event_fcnmv", "events", lambda: sp.event_fcnmv(np.float32(1), np.array([[0, 1]]), v, shape=(1, 2))),
+        ("coomv", "vector", lambda: sp.coomv(np.float32(1), np.array([0]), np.array([1]), v, shape=(1, 2))),
+        (
+            "csrmv",
+            "vector",
+            lambda: sp.csrmv(np.float32(1), np.array([1]), np.array([0, 1]), v, shape=(1, 2)),
+        ),
+    ]
+    for func, arg, call in cases:
+        with pytest.raises(
+            TypeError, match=rf"^{func}\(\): argument '{arg}' has an unsupported dtype object"
+        ):
+            call()
+    with pytest.raises(
+        TypeError, match=r"fixed_num_conn\(\): argument 'index_dtype' must be int32 or int64, got 'foo'"
+    ):
+        sp.fixed_num_conn(5, 3, 2, 1, index_dtype="foo")
+
+
+def test_torch_inference_tensors(torch, csr):
+    # inference tensors have no version counter: reading it raised a raw RuntimeError from
+    # every CSR operator's remembered check (2026-12-05)
+    w, idx, ptr, dense = csr
+    with torch.inference_mode():
+        tw, ti_, tp = torch.as_tensor(w), torch.as_tensor(idx), torch.as_tensor(ptr)
+        e = torch.as_tensor(np.arange(6) % 2 == 0)
+        for _ in range(2):  # checked, then remembered
+            got = sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True)
+            np.testing.assert_allclose(got.numpy(), dense.T @ e.numpy(), rtol=1e-12)
+            got = sp.csr_update_on_pre(tw, ti_, tp, e, torch.ones(8, dtype=tw.dtype), shape=(6, 8))
+            rows = np.repeat(np.arange(6), np.diff(ptr))
+            np.testing.assert_allclose(got.numpy(), w + e.numpy()[rows], rtol=1e-12)
+        tp.resize_(5)  # changed in place: shape and strides are compared, as for NumPy arrays
+        with pytest.raises(
+            ValueError, match=r"argument 'indptr' must have length shape\[0\] \+ 1 = 7, got 5"
+        ):
+            sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True)
