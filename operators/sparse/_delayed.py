@@ -135,12 +135,17 @@ _T = Operator(
 )
 
 
-def int_scalar(func, name, x, like):
-    """A 0-d int32/int64 array (a Python int, a NumPy integer or a one-element integer array)."""
+def int_scalar(func, name, x, like, period):
+    """A 0-d int32/int64 array (a Python int, a NumPy integer or a one-element integer array).
+
+    A Python or NumPy integer outside int32 is taken modulo ``period`` (the ring's length:
+    the kernels only use ``t mod period``), so any integer works and keeps its meaning,
+    also in JAX without 64-bit types."""
     if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
-        if not -(2**62) < int(x) < 2**62:
-            raise ValueError(f"{func}(): argument '{name}' is too large, got {x}")
-        return _xp.full((), int(x), "int64" if _xp.fw_of(like) == "torch" else "int32", like)
+        v = int(x)
+        if not -(2**31) <= v < 2**31:
+            v %= period
+        return _xp.full((), v, "int64" if _xp.fw_of(like) == "torch" else "int32", like)
     a = _validate.as_array(func, name, x)
     d = _validate._dtype(func, name, a)
     if d.kind not in "iu" or d.itemsize > 8:
@@ -216,9 +221,12 @@ def event_csrmv_delayed(weights, indices, indptr, delays, history, t, *, shape):
     [[1.0, 0.0], [0.0, 0.0], [0.0, 2.0]]
     """
     func = "event_csrmv_delayed"
-    w, idx, ptr, m, n = _validate.csr(func, weights, indices, indptr, shape)
     h = _validate.as_array(func, "history", history)
     hd = _validate._dtype(func, "history", h)
+    # a Python-number weight takes a float history's dtype, as in event_csrmv
+    w, idx, ptr, m, n = _validate.csr(
+        func, weights, indices, indptr, shape, like_dtype=hd if hd in _validate._FLOATS else None, like=h
+    )
     if hd is not _validate._BOOL and hd not in _validate._FLOATS:
         raise TypeError(f"{func}(): argument 'history' must be bool, float32 or float64, got dtype {hd.name}")
     if len(h.shape) != 2 or h.shape[1] != m or h.shape[0] < 1:
@@ -234,7 +242,7 @@ def event_csrmv_delayed(weights, indices, indptr, delays, history, t, *, shape):
             f"got {d.shape[0]}"
         )
     _validate.index_range(func, "delays", d, D, "delay")
-    tt = int_scalar(func, "t", t, like=h)
+    tt = int_scalar(func, "t", t, like=h, period=D)
     index = _delay_index(idx, ptr, d, m, D)
     if index is None:  # no index to build once: the direct kernel
         return _MAIN(w, idx, ptr, d, h, tt, shape=(m, n))

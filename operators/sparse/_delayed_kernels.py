@@ -37,12 +37,20 @@ from ._csr_kernels import (
 
 
 @ti.func
-def _slot(t, d, D):
-    """``(t - d) mod D`` in ``[0, D)`` (``D > 0``), for any integers."""
-    r = (ti.cast(t, ti.i64) - ti.cast(d, ti.i64)) % ti.cast(D, ti.i64)
+def _mod(x, D):
+    """``x mod D`` in ``[0, D)`` (``D > 0``), as i64, whichever sign convention ``%`` has."""
+    r = ti.cast(x, ti.i64) % D
     if r < 0:
-        r += ti.cast(D, ti.i64)
-    return ti.cast(r, ti.i32)
+        r += D
+    return r
+
+
+@ti.func
+def _slot(t, d, D):
+    """``(t - d) mod D`` in ``[0, D)`` (``D > 0``), for any 64-bit integers: each is reduced
+    first, so that ``t - d`` cannot overflow (``t = -2**63`` gave a wrong slot, 2026-12-05)."""
+    DD = ti.cast(D, ti.i64)
+    return ti.cast(_mod(_mod(t, DD) - _mod(d, DD), DD), ti.i32)
 
 
 @ti.real_func
@@ -147,7 +155,9 @@ def delayed_kernel(
     nnz = ti.min(indices.shape[0], delays.shape[0])
     n_out = out.shape[0]
     n_rows = ti.min(indptr.shape[0] - 1, history.shape[1])
-    tt = ti.cast(t[None], ti.i64)
+    tt = ti.cast(0, ti.i64)  # t mod D: the rows' t - d_j then cannot overflow
+    if history.shape[0] > 0:
+        tt = ti.cast(_slot(t[None], 0, history.shape[0]), ti.i64)
     if history.shape[0] > 0:
         if ti.static(on_gpu()):
             for i in range(n_rows):

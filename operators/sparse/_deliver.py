@@ -250,9 +250,12 @@ def csr_delay_deliver(ring, events, weights, indices, indptr, delays, t, *, shap
            [0., 0.]])
     """
     func = "csr_delay_deliver"
-    w, idx, ptr, m, n = _validate.csr(func, weights, indices, indptr, shape)
     r = _validate.as_array(func, "ring", ring)
     rd = _validate._dtype(func, "ring", r)
+    # a Python-number weight takes the ring's float dtype
+    w, idx, ptr, m, n = _validate.csr(
+        func, weights, indices, indptr, shape, like_dtype=rd if rd in _validate._FLOATS else None, like=r
+    )
     wd = _xp.dtype_of(w)
     if rd not in _validate._FLOATS or rd is not wd:
         raise TypeError(
@@ -280,5 +283,5 @@ def csr_delay_deliver(ring, events, weights, indices, indptr, delays, t, *, shap
             f"got {d.shape[0]}"
         )
     _validate.index_range(func, "delays", d, L, "delay")
-    tt = int_scalar(func, "t", t, like=r)
+    tt = int_scalar(func, "t", t, like=r, period=L)
     return _deliver_2d(r, e, w, idx, ptr, d, tt, (m, n), _cells(idx, d, L, n))

@@ -145,8 +145,11 @@ def _spike_list(func, ids, count, m, like):
     if _validate.is_py_number(count) and not isinstance(count, int):
         raise TypeError(f"{func}(): argument 'count' must be an integer, got {count!r}")
     hc = None
+    n_ids = int(ids.shape[0])
     if isinstance(count, (int, np.integer)) and not isinstance(count, (bool, np.bool_)):
         hc = int(count)
+        if not 0 <= hc <= n_ids:  # before it becomes an int32 (2**40 overflowed there)
+            raise ValueError(f"{func}(): argument 'count' must be in [0, len(ids)] = [0, {n_ids}], got {hc}")
         c = _xp.full((), hc, "int32" if _xp.fw_of(like) != "torch" else "int64", like)
     else:
         c = _validate.as_array(func, "count", count)
@@ -160,7 +163,6 @@ def _spike_list(func, ids, count, m, like):
             c = _xp.astype(c, _validate._dtypes.int64)
         h = _xp.host(c)
         hc = None if h is None else int(h)
-    n_ids = int(ids.shape[0])
     if hc is not None:
         if not 0 <= hc <= n_ids:
             raise ValueError(f"{func}(): argument 'count' must be in [0, len(ids)] = [0, {n_ids}], got {hc}")

@@ -130,3 +130,35 @@ def test_jax_unchecked_delays_wrap_and_t_is_traced(jax, net):
             want = host_call(sp.event_csrmv_delayed, w, idx, ptr, delays, hist, t, shape=(30, 20))
             np.testing.assert_allclose(np.asarray(f(wild, np.int32(t))), want, rtol=1e-12, atol=1e-12)
     assert len(traces) == 1
+
+
+# Python and NumPy integers past int32 (a raw OverflowError before 2026-12-05), and t at the
+# int64 extremes, where t - delay overflowed in the direct kernel: -2**63 gave another slot
+T_EXTREMES = [2**31, -(2**31) - 1, 2**40, -(2**70), np.uint32(2**32 - 1), np.int64(2**40),
+              np.uint64(2**64 - 1), np.array(-(2**63)), np.array(2**63 - 1), np.array(-(2**63) + 1)]  # fmt: skip
+
+
+@pytest.mark.parametrize("arrays", ["writeable", "frozen"])
+@pytest.mark.parametrize("t", T_EXTREMES, ids=[repr(t) for t in T_EXTREMES])
+def test_t_is_taken_modulo_d_at_any_size(net, arrays, t):
+    w, idx, ptr, delays, rows = net
+    if arrays == "frozen":
+        idx, ptr, delays = frozen(idx, ptr, delays)
+    hist = np.random.default_rng(3).random((5, 30)) < 0.3
+    got = sp.event_csrmv_delayed(w, idx, ptr, delays, hist, t, shape=(30, 20))
+    ref = np.zeros(20)
+    np.add.at(ref, idx, w * hist[(int(t) % 5 - delays) % 5, rows])
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_a_python_float_weight_takes_the_histories_float_dtype(net):
+    _, idx, ptr, delays, rows = net
+    hist = np.random.default_rng(4).random((5, 30)) * (np.random.default_rng(5).random((5, 30)) < 0.3)
+    for dt in (np.float32, np.float64):
+        got = sp.event_csrmv_delayed(0.5, idx, ptr, delays, hist.astype(dt), 7, shape=(30, 20))
+        assert got.dtype == dt
+        ref = np.zeros(20)
+        np.add.at(ref, idx, 0.5 * hist.astype(dt).astype(np.float64)[(7 - delays) % 5, rows])
+        np.testing.assert_allclose(got, ref, rtol=4 * np.finfo(dt).eps, atol=4 * np.finfo(dt).eps)
+    got = sp.event_csrmv_delayed(0.5, idx, ptr, delays, hist != 0, 7, shape=(30, 20))
+    assert got.dtype == np.float32  # bool events: float32, as event_csrmv

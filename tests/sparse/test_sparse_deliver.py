@@ -219,3 +219,24 @@ def test_rows_longer_than_a_chunk(one):
     want = _deliver_ref(ring, events, w, idx, rows, delays, 6)
     # each cell: the ring's value plus up to ~3 float32 products, added in order
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("t", [2**31, -(2**40), np.uint64(2**64 - 1), np.array(-(2**63))], ids=repr)
+def test_t_past_int32_is_taken_modulo_the_ring(net, t):
+    w, idx, ptr, delays, rows = net
+    e = np.random.default_rng(2).random(M) < 0.4
+    ring = np.random.default_rng(3).random((L, N))
+    got = sp.csr_delay_deliver(ring, e, w, idx, ptr, delays, t, shape=(M, N))
+    np.testing.assert_allclose(got, _deliver_ref(ring, e, w, idx, rows, delays, int(t) % L), rtol=1e-12)
+
+
+def test_a_python_float_weight_takes_the_rings_dtype(net):
+    _, idx, ptr, delays, rows = net
+    e = np.random.default_rng(2).random(M) < 0.4
+    for dt in (np.float32, np.float64):
+        ring = np.zeros((L, N), dt)
+        got = sp.csr_delay_deliver(ring, e, 0.5, idx, ptr, delays, 3, shape=(M, N))  # float64: refused before
+        assert got.dtype == dt
+        np.testing.assert_allclose(
+            got, _deliver_ref(ring, e, 0.5, idx, rows, delays, 3), rtol=2 * np.finfo(dt).eps
+        )

@@ -46,6 +46,14 @@ def test_errors(net):
         f(w, idx, ptr, ids, 4, shape=(30, 20))
     with pytest.raises(ValueError, match="argument 'count' must be in"):
         f(w, idx, ptr, ids, -1, shape=(30, 20))
+    # past int32: the range error, not a raw OverflowError (before 2026-12-05)
+    for big in (2**40, np.int64(2**40), np.uint64(2**63), -(2**40)):
+        with pytest.raises(
+            ValueError, match=rf"argument 'count' must be in \[0, len\(ids\)\] = \[0, 3\], got {int(big)}"
+        ):
+            f(w, idx, ptr, ids, big, shape=(30, 20))
+        with pytest.raises(ValueError, match="event_fcnmv_indexed\\(\\): argument 'count' must be in"):
+            sp.event_fcnmv_indexed(fw, fidx, ids, big, shape=(30, 20))
     with pytest.raises(IndexError, match=r"argument 'ids' holds neuron 30 at position 1, outside \[0, 30\)"):
         f(w, idx, ptr, np.array([1, 30, 2]), 2, shape=(30, 20))
     f(w, idx, ptr, np.array([1, 2, 30]), 2, shape=(30, 20))  # beyond count: never read, no error
