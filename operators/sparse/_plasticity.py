@@ -190,12 +190,19 @@ def _common(func, weights, spikes, trace, w_min, w_max, n_spikes, n_trace, sname
     return s, tr, lo, hi
 
 
-def _per_synapse(func, w, nnz):
+def _per_synapse(func, w, nnz, weights):
+    """``w`` (the validated ``weights``) as one weight per synapse, shape ``(nnz,)``. The
+    validators read shape ``(1,)`` as one shared weight; with one synapse it is also one
+    weight per synapse, as the caller's array says (refused before 2026-12-05)."""
+    given = tuple(weights.shape) if hasattr(weights, "shape") else tuple(np.shape(weights))
+    if nnz == 1 and tuple(w.shape) == () and len(given) >= 1 and all(e == 1 for e in given):
+        return _xp.reshape(w, (1,))
     if len(w.shape) != 1 or w.shape[0] != nnz:
         raise ValueError(
             f"{func}(): argument 'weights' must hold one weight per synapse, shape (nnz,) = ({nnz},), "
-            f"got {tuple(w.shape)} (a shared weight cannot learn per synapse)"
+            f"got {given} (a shared weight cannot learn per synapse)"
         )
+    return w
 
 
 _DOC = r"""{summary}
@@ -251,7 +258,7 @@ _CSR_P = """    weights : array (nnz,), float32 or float64
 def csr_update_on_pre(weights, indices, indptr, pre_spikes, post_trace, *, shape, w_min=None, w_max=None):
     func = "csr_update_on_pre"
     w, idx, ptr, m, n = _validate.csr(func, weights, indices, indptr, shape)
-    _per_synapse(func, w, idx.shape[0])
+    w = _per_synapse(func, w, idx.shape[0], weights)
     s, tr, lo, hi = _common(func, w, pre_spikes, post_trace, w_min, w_max, m, n, "pre_spikes", "post_trace")
     return _PRE(w, idx, ptr, s, tr, lo, hi)
 
@@ -259,7 +266,7 @@ def csr_update_on_pre(weights, indices, indptr, pre_spikes, post_trace, *, shape
 def csr_update_on_post(weights, indices, indptr, post_spikes, pre_trace, *, shape, w_min=None, w_max=None):
     func = "csr_update_on_post"
     w, idx, ptr, m, n = _validate.csr(func, weights, indices, indptr, shape)
-    _per_synapse(func, w, idx.shape[0])
+    w = _per_synapse(func, w, idx.shape[0], weights)
     s, tr, lo, hi = _common(func, w, post_spikes, pre_trace, w_min, w_max, n, m, "post_spikes", "pre_trace")
     ptr_t, perm, rows_t = _column_index(idx, ptr, m, n, fixed=False)
     return _POST(w, ptr_t, perm, rows_t, s, tr, lo, hi)
@@ -268,7 +275,7 @@ def csr_update_on_post(weights, indices, indptr, post_spikes, pre_trace, *, shap
 def fcn_update_on_pre(weights, indices, pre_spikes, post_trace, *, shape, w_min=None, w_max=None):
     func = "fcn_update_on_pre"
     w, idx, m, n, k = _fcn.fcn(func, weights, indices, shape)
-    _per_synapse(func, w, m * k)
+    w = _per_synapse(func, w, m * k, weights)
     s, tr, lo, hi = _common(func, w, pre_spikes, post_trace, w_min, w_max, m, n, "pre_spikes", "post_trace")
     return _xp.reshape(_PRE(w, idx, idx, s, tr, lo, hi, fixed=True), (m, k))
 
@@ -276,7 +283,7 @@ def fcn_update_on_pre(weights, indices, pre_spikes, post_trace, *, shape, w_min=
 def fcn_update_on_post(weights, indices, post_spikes, pre_trace, *, shape, w_min=None, w_max=None):
     func = "fcn_update_on_post"
     w, idx, m, n, k = _fcn.fcn(func, weights, indices, shape)
-    _per_synapse(func, w, m * k)
+    w = _per_synapse(func, w, m * k, weights)
     s, tr, lo, hi = _common(func, w, post_spikes, pre_trace, w_min, w_max, n, m, "post_spikes", "pre_trace")
     # the cache is keyed on the caller's (m, k) array, not on the flattened view made per call
     base = _validate.index_array(func, "indices", indices, ndim=2)

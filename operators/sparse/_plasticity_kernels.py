@@ -11,7 +11,7 @@ every kernel changes only the synapses of the spiking neurons:
   rows ``rows_t[...]``: ``w_j <- clip(w_j + s_c * pre_trace[row_j])``.
 
 Rows (columns) own disjoint synapses, so they run in parallel without atomics. ``clip``
-uses selects (a NaN stays NaN, as ``np.clip`` keeps it); the bounds are ``-inf``/``inf``
+is ``np.clip`` (a NaN weight stays NaN, a NaN bound gives NaN); the bounds are ``-inf``/``inf``
 when not given. Invalid indices (only where values were not checked) are skipped.
 
 ``column_index_kernel`` builds the column index (a counting sort, one thread, stable: rows
@@ -27,8 +27,11 @@ from ._csr_kernels import _bounds, _nonzero, _valid
 
 @ti.func
 def _clip(v, lo, hi):
-    r = ti.select(v < lo, lo, v)
-    return ti.select(r > hi, hi, r)
+    """``np.clip(v, lo, hi)``: a NaN ``v`` stays NaN, and a NaN bound gives NaN, as in NumPy,
+    JAX and torch (a NaN bound was ignored before 2026-12-05; ``lo != lo`` does not test
+    it: Taichi folds that to false)."""
+    r = ti.select((v < lo) | ti.math.isnan(lo), lo, v)
+    return ti.select((r > hi) | ti.math.isnan(hi), hi, r)
 
 
 @ti.func

@@ -24,10 +24,11 @@ def _clip(v, lo, hi):
     return np.clip(v, -np.inf if lo is None else lo, np.inf if hi is None else hi)
 
 
-def make(fn, dtype, skind, clip):
-    """(args, kwargs, reference) of one update."""
+def make(fn, dtype, skind, clip, bounds=None):
+    """(args, kwargs, reference) of one update (``bounds``: ``(w_min, w_max)`` instead of the
+    usual ones when ``clip``)."""
     rng = rng_for(f"{fn}-{dtype}-{skind}-{clip}")
-    lo, hi = (-0.2, 0.6) if clip else (None, None)
+    lo, hi = (bounds or (-0.2, 0.6)) if clip else (None, None)
     kw = {} if not clip else {"w_min": lo, "w_max": hi}
     pre = fn.endswith("pre")
     s = _spikes(M if pre else N, dtype if skind == "float" else "bool", rng)
@@ -70,15 +71,17 @@ CASES = [
 IDS = ["-".join(map(str, c)) for c in CASES]
 
 
-def check(fw, case):
+def check(fw, case, bounds=None):
     fn, dtype, skind, clip = case
-    args, kw, ref = make(*case)
+    args, kw, ref = make(*case, bounds=bounds)
     keep = [np.array(a) for a in args]
     with fw.ctx():
         got = fw.np(getattr(sp, fn)(*[fw.arr(a) for a in args], **kw))
     assert got.dtype == np.dtype(dtype) and got.shape == ref.shape
     # one rounding per updated weight (the sum), then an exact clip
-    np.testing.assert_allclose(got, ref, rtol=2 * np.finfo(dtype).eps, atol=2 * np.finfo(dtype).eps)
+    np.testing.assert_allclose(
+        got, ref, rtol=2 * np.finfo(dtype).eps, atol=2 * np.finfo(dtype).eps, equal_nan=True
+    )
     for a, b in zip(args, keep):  # the inputs are not changed
         np.testing.assert_array_equal(a, b)
 
@@ -86,6 +89,43 @@ def check(fw, case):
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_numpy(case):
     check(NumpyFW(), case)
+
+
+# as np.clip (and jnp.clip, torch.clamp): a NaN bound gives NaN (it was ignored before
+# 2026-12-05), crossed bounds give w_max
+BOUNDS = [(np.nan, None), (None, np.nan), (np.nan, np.nan), (0.3, -0.1)]
+
+
+@pytest.mark.parametrize("bounds", BOUNDS, ids=repr)
+@pytest.mark.parametrize("fn", FNS)
+def test_bounds_clip_as_numpy(fn, bounds):
+    check(NumpyFW(), (fn, "float64", "bool", True), bounds=bounds)
+    check(NumpyFW(), (fn, "float32", "float", True), bounds=bounds)
+
+
+@pytest.mark.parametrize(
+    "fn", ["csr_update_on_pre", "csr_update_on_post", "fcn_update_on_pre", "fcn_update_on_post"]
+)
+def test_one_synapse_with_its_own_weight(fn):
+    # a (1,) weight array with nnz = 1 is one weight per synapse (it was refused as a shared weight)
+    s, tr = np.ones(1, bool), np.full(1, 0.25)
+    if fn.startswith("csr"):
+        got = getattr(sp, fn)(np.array([1.0]), np.array([0]), np.array([0, 1]), s, tr, shape=(1, 1))
+        np.testing.assert_array_equal(got, [1.25])
+    else:
+        for w in (np.array([1.0]), np.array([[1.0]])):
+            got = getattr(sp, fn)(w, np.array([[0]]), s, tr, shape=(1, 1))
+            np.testing.assert_array_equal(got, [[1.25]])
+    with pytest.raises(
+        ValueError, match=r"must hold one weight per synapse, shape \(nnz,\) = \(1,\), got \(\)"
+    ):
+        getattr(sp, fn)(
+            np.array(1.0),
+            *(([np.array([0]), np.array([0, 1])]) if fn.startswith("csr") else [np.array([[0]])]),
+            s,
+            tr,
+            shape=(1, 1),
+        )
 
 
 @pytest.mark.parametrize(
