@@ -150,7 +150,7 @@ def _build(op, skey, args, key):
         # dtype, shape, CPU, no grad, no torch transform or mode; a real tensor has no conjugate
         # bit); not the layout: a sparse or MKL-DNN tensor raises in is_contiguous/data_ptr,
         # which sends the call to the full path and its error
-        names.update(T=_Tensor, fa=_functorch_active, dd=_dispatch_depth, tf=_tf_mode)
+        names.update(T=_Tensor, fa=_functorch_active, dd=_dispatch_depth, tf=_tf_mode, fw=_fwad)
         checks = guard_checks(
             args, _Tensor, names, tname="T", dtype="dtype", shape="shape",
             more=lambda a: " and {a}.is_cpu and not {a}.requires_grad" + (" and not {a}.is_conj()" if a.dtype.is_complex else ""),
@@ -166,7 +166,7 @@ def _build(op, skey, args, key):
             ptr="{a}.data_ptr()",
             names=names,
             checks=checks,
-            pre="not fa() and not dd() and not tf()",
+            pre="not fa() and not dd() and not tf() and fw._current_level < 0",
             scratch=scratch,
             hosts=_hosts,
         )  # fmt: skip
@@ -493,9 +493,12 @@ def _backward(op, run_vjp, inputs, cts, skey, needs):
                 f"declared linear only in {op.linear!r}. Remedy: give Operator(..., jvp=...) or detach it"
             )
     if todo and op.jvp is not None:
-        # transpose the jvp rule with torch's autograd: vjp(ct) = d<ct, jvp(t)>/dt
+        # transpose the jvp rule with torch's autograd: vjp(ct) = d<ct, jvp(t)>/dt. Under
+        # create_graph (grad mode on in a backward) the primals stay in the graph and the
+        # gradient is differentiable again: detached, a Hessian came out zero (2026-12-05)
+        create = torch.is_grad_enabled()
         with torch.enable_grad():
-            prim = [a.detach() if isinstance(a, _Tensor) else a for a in inputs]
+            prim = [a.detach() if isinstance(a, _Tensor) and not create else a for a in inputs]
             tans = [None] * n_in
             leaves = []
             for i in todo:
@@ -505,10 +508,19 @@ def _backward(op, run_vjp, inputs, cts, skey, needs):
             tout = op.jvp(tuple(prim), tuple(tans), **sd)
             if res.single and not isinstance(tout, (tuple, list)):
                 tout = (tout,)
+            if not isinstance(tout, (tuple, list)) or len(tout) != len(cts):
+                raise TypeError(
+                    f"{op.name}: the jvp rule must return one tangent per output ({len(cts)}), got "
+                    f"{len(tout) if isinstance(tout, (tuple, list)) else type(tout).__name__}"
+                )
             pairs = [(t, c) for t, c in zip(tout, cts) if t is not None and t.requires_grad]
             if pairs:
                 gs = torch.autograd.grad(
-                    [t for t, _ in pairs], leaves, [c for _, c in pairs], allow_unused=True
+                    [t for t, _ in pairs],
+                    leaves,
+                    [c for _, c in pairs],
+                    allow_unused=True,
+                    create_graph=create,
                 )
             else:
                 gs = [None] * len(leaves)
@@ -586,6 +598,32 @@ def _taichi_vjp(op, inputs, cts, skey, mask):
 
 _C = torch._C
 _functorch_active = getattr(_C, "_are_functorch_transforms_active", lambda: False)
+_fwad = torch.autograd.forward_ad
+
+
+def _forward_mode(args) -> bool:
+    """Whether forward-mode AD sees this call: a ``torch.func.jvp``/``jacfwd`` level on the
+    functorch stack, or an input carrying a tangent (``torch.autograd.forward_ad``). Neither
+    is registered, and both gave zero or no tangents without a word (2026-12-05)."""
+    if _fwad._current_level >= 0:  # a dual_level is open (a module global: ~50 ns)
+        for a in args:
+            if isinstance(a, _Tensor) and _fwad.unpack_dual(a).tangent is not None:
+                return True
+    if _functorch_active():
+        stack = getattr(_C._functorch, "get_interpreter_stack", lambda: [])() or []
+        return any(str(i.key()).endswith("Jvp") for i in stack)
+    return False
+
+
+def _forward_mode_error(op):
+    return NotImplementedError(
+        f"{op.name}: forward-mode differentiation (torch.func.jvp, torch.func.jacfwd, "
+        "torch.autograd.forward_ad) is not supported for tiarray Operators in torch; it would "
+        "give zero tangents. Remedy: reverse mode (torch.autograd.grad, torch.func.vjp, "
+        "torch.autograd.functional.jacobian), or JAX, where jvp rules give forward mode"
+    )
+
+
 _dispatch_depth = getattr(_C, "_len_torch_dispatch_stack", lambda: 0)
 _tf_mode = getattr(_C, "_is_torch_function_mode_enabled", lambda: False)
 _is_compiling = torch.compiler.is_compiling
@@ -661,6 +699,8 @@ def call(op, args, static):
     if st is None or len(args) not in st._fwd:  # define tiarray::<name> on the first call
         _state(op).ops(len(args))
     skey = op._static_key(static) if static else ()
+    if (_fwad._current_level >= 0 or _functorch_active()) and _forward_mode(args):
+        raise _forward_mode_error(op)
     if _is_compiling() or _functorch_active() or _dispatch_depth() or _tf_mode():
         return _call_op(op, skey, args)
     # one pass: the route (direct launch / autograd.Function / custom op) and the plan key

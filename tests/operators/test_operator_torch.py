@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch  # noqa: E402  (conftest ignores this file where torch is not installed)
 from _operator_cases import (  # noqa: E402
+    _cube,
     affine,
     affine_ref,
     axpy,
@@ -383,3 +384,48 @@ def test_fast_path_checks_the_whole_signature_itself():
     with pytest.raises(TypeError, match="t_axpy: argument 'x' has layout torch.sparse_coo"):
         axpy(2.0, x.to_sparse(), y)
     np.testing.assert_array_equal(axpy(2.0, x, y).numpy(), axpy_ref(2.0, xn, yn))
+
+
+def test_forward_mode_is_refused_not_zero():
+    # forward mode is not registered; torch.func.jvp/jacfwd and forward_ad gave zero or no
+    # tangents without a word (2026-12-05). Both routes: cold (first call of a signature)
+    # and warm (the fast path of generated code)
+    import torch.autograd.forward_ad as fwAD
+
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    for warm in (False, True):
+        if warm:
+            cube(x)
+        with pytest.raises(NotImplementedError, match=r"t_cube: forward-mode differentiation"):
+            torch.func.jvp(cube, (x,), (torch.ones_like(x),))
+        with pytest.raises(NotImplementedError, match=r"t_cube: forward-mode differentiation"):
+            torch.func.jacfwd(cube)(x)
+        with fwAD.dual_level(), pytest.raises(NotImplementedError, match=r"t_cube: forward-mode"):
+            cube(fwAD.make_dual(x, torch.ones_like(x)))
+    with fwAD.dual_level():  # a dual level with no tangent on the inputs: an ordinary call
+        np.testing.assert_allclose(cube(x).numpy(), x.numpy() ** 3)
+    # reverse mode and its compositions still work
+    np.testing.assert_allclose(
+        torch.autograd.functional.jacobian(cube, x).numpy(), np.diag(3 * x.numpy() ** 2)
+    )
+
+
+def test_second_order_through_a_jvp_rule():
+    # the jvp rule transposed by torch's autograd: its gradient is differentiable again (the
+    # primals were detached and the Hessian came out zero, 2026-12-05)
+    x = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    h = torch.autograd.functional.hessian(lambda v: cube(v).sum(), x)
+    np.testing.assert_allclose(h.numpy(), np.diag(6 * x.numpy()), rtol=1e-12)
+    assert torch.autograd.gradgradcheck(cube, (x.clone().requires_grad_(),))
+
+
+def test_a_jvp_rule_returning_too_many_tangents_is_an_error():
+    bad = ta.Operator(
+        "t_cube_two_tangents", kernel=_cube, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype),
+        jvp=lambda p, t: (3 * p[0] ** 2 * t[0], t[0]),
+    )  # fmt: skip
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(
+        TypeError, match=r"t_cube_two_tangents: the jvp rule must return one tangent per output \(1\), got 2"
+    ):
+        bad(x).sum().backward()
