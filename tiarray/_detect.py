@@ -66,8 +66,18 @@ def framework_of(x) -> str | None:
     r = _CACHE.get(t, _MISSING)
     if r is _MISSING:
         r = _classify(x)
-        _CACHE[t] = r
+        if r != "torch" or (
+            t.__module__ in _TORCH_CACHED and not sys.modules["torch"].compiler.is_compiling()
+        ):
+            _CACHE[t] = r
     return r
+
+
+# torch tensor types remembered, outside torch.compile's tracing; not the tracing subclasses
+# (FakeTensor, FunctionalTensor): a FunctionalTensor key added while AOTAutograd traced a
+# first call failed the guards Dynamo builds over this dict ("DictGetItemSource index must
+# be a ConstDictKeySource", 2026-12-05)
+_TORCH_CACHED = frozenset({"torch", "torch.nn.parameter"})
 
 
 def is_jax_tracer(x) -> bool:

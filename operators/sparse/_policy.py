@@ -22,6 +22,9 @@ empty. On GPUs the scatter uses atomics and no scratch.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 
 from .._operator import ShapeDtype
@@ -147,8 +150,14 @@ def fcn_scratch(weights, indices, x, *, serial, shape, transpose):
 
 
 def _cpu() -> bool:
+    """Whether the kernels run on the CPU (starting Taichi if needed)."""
     from tiarray import _internal as _core
 
+    torch = sys.modules.get("torch")
+    if torch is not None and _core.program() is None and torch.compiler.is_compiling():
+        # Dynamo cannot trace Taichi's start (a lock: "Dynamo does not know how to enter a
+        # RLock", a first call under torch.compile, 2026-12-05): the arch it will start on
+        return (os.environ.get("TIARRAY_ARCH") or "cpu").lower() in ("cpu", "x64", "arm64")
     _core.ensure_init()
     return _core.is_cpu()
 

@@ -60,7 +60,12 @@ def dtype_of(x) -> _dtypes.DType:
         if r is None:
             # by name ("torch.float64" -> float64): torch.compile traces this and cannot trace
             # NumPy's dtype conversion of a torch dtype
-            r = _DT_TORCH[d] = _dtypes.to_dtype(str(d).rsplit(".", 1)[-1])
+            r = _dtypes.to_dtype(str(d).rsplit(".", 1)[-1])
+            # not remembered while Dynamo traces: its guard on this dict, made before the
+            # insertion, failed on the same frame ("Guard failed on the same frame it was
+            # created", a first compiled call, 2026-12-05)
+            if not sys.modules["torch"].compiler.is_compiling():
+                _DT_TORCH[d] = r
         return r
     r = _DT.get(d)
     if r is None:
@@ -193,6 +198,13 @@ def host(x):
         return None
     fw = framework_of(x)
     if fw == "torch":
+        torch = sys.modules["torch"]
+        if torch._C._are_functorch_transforms_active():
+            # a plain tensor captured by a torch.func transform: the ops below would run at
+            # the transform's level and make storage-less wrappers ("Cannot access data
+            # pointer", 2026-12-05); read it with the transforms off
+            with torch._C._DisableFuncTorch():
+                return x.detach().resolve_conj().resolve_neg().cpu().numpy()
         return x.detach().resolve_conj().resolve_neg().cpu().numpy()
     if fw == "cupy":
         return x.get()
