@@ -145,7 +145,10 @@ class CSR:
         if len(owner._struct_t) == 4:  # the permuted weights, kept (the object is immutable)
             return owner._struct_t[3], it, pt
         wt = w[perm]
-        if not _xp.is_traced(wt):  # a traced permutation stays in its trace
+        # a traced permutation stays in its trace; torch weights that require grad are
+        # permuted on every product: kept, w[perm] carried its autograd graph (a second
+        # backward raised) or, made under no_grad, none (the weight gradient was lost)
+        if not _xp.is_traced(wt) and not getattr(w, "requires_grad", False):
             owner._struct_t = (it, pt, perm, wt)
         return wt, it, pt
 
