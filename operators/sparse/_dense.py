@@ -72,6 +72,7 @@ _OPS["event_densemv"] = _product("event_densemv", K.densemv_kernel, "event_dense
 def dense_matrix(func, weights, *, like=None):
     """A validated 2-D float32/float64 weight matrix and its shape."""
     w = _validate.as_array(func, "weights", weights)
+    _validate.plain_tensor(func, "weights", w)
     d = _validate._dtype(func, "weights", w)
     if d not in _validate._FLOATS:
         raise TypeError(f"{func}(): argument 'weights' must be float32 or float64, got dtype {d.name}")

@@ -118,6 +118,7 @@ def fcn(func, weights, indices, shape, *, like_dtype=None, like=None):
         w = _xp.full((), weights, dt, like if like is not None else idx)
     else:
         w = _validate.as_array(func, "weights", weights)
+        _validate.plain_tensor(func, "weights", w)
         d = _validate._dtype(func, "weights", w)
         if d not in _validate._FLOATS:
             raise TypeError(f"{func}(): argument 'weights' must be float32 or float64, got dtype {d.name}")
@@ -354,7 +355,7 @@ def fixed_num_conn(n_pre, n_post, k, seed, *, replace=False, index_dtype=np.int3
     200.0
     """
     func = "fixed_num_conn"
-    m, n = _validate.shape2(func, (n_pre, n_post))
+    m, n = _validate.shape2(func, (n_pre, n_post), "arguments (n_pre, n_post)")
     try:
         import operator
 

@@ -317,7 +317,7 @@ def ids_to_events(ids, count, n, *, dtype=np.float32):
     array([0., 1., 0., 1., 0.], dtype=float32)
     """
     func = "ids_to_events"
-    n = _validate.shape2(func, (n, 0))[0]
+    n = _validate.size(func, "n", n)
     ids_a = _validate.as_array(func, "ids", ids)
     d = np.dtype(dtype)
     if d not in _validate._FLOAT_DTYPES:

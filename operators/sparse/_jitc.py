@@ -641,7 +641,7 @@ def fixed_prob_csr(n_pre, n_post, prob, seed, *, index_dtype=np.int32):
     True
     """
     func = "fixed_prob_csr"
-    m, n = _validate.shape2(func, (n_pre, n_post))
+    m, n = _validate.shape2(func, (n_pre, n_post), "arguments (n_pre, n_post)")
     like = np.zeros(())
     p = np.asarray(_xp.host(_prob(func, prob, like)), np.float32)
     s = np.asarray(_xp.host(_validate.int_scalar(func, "seed", seed, like=like)))

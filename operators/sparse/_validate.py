@@ -17,6 +17,7 @@ invalid values give wrong numbers, never an out-of-bounds access.
 from __future__ import annotations
 
 import operator
+import sys
 import weakref
 
 import numpy as np
@@ -53,21 +54,32 @@ def is_py_number(x) -> bool:
     return type(x) is int or type(x) is float
 
 
-def shape2(func: str, shape) -> tuple[int, int]:
-    """``shape`` as a pair of non-negative Python ints."""
+def shape2(func: str, shape, name: str = "argument 'shape'") -> tuple[int, int]:
+    """``shape`` as a pair of non-negative Python ints (``name``: what the messages call it,
+    for a function whose sizes are two arguments)."""
     try:
         m, n = shape
         m = operator.index(m)
         n = operator.index(n)
     except (TypeError, ValueError):
-        raise TypeError(
-            f"{func}(): argument 'shape' must be a pair of ints (rows, columns), got {shape!r}"
-        ) from None
+        what = "a pair of ints (rows, columns)" if name == "argument 'shape'" else "ints"
+        raise TypeError(f"{func}(): {name} must be {what}, got {shape!r}") from None
     if m < 0 or n < 0:
-        raise ValueError(f"{func}(): argument 'shape' must hold non-negative sizes, got {shape!r}")
+        raise ValueError(f"{func}(): {name} must hold non-negative sizes, got {shape!r}")
     if m >= 2**31 or n >= 2**31:
-        raise ValueError(f"{func}(): argument 'shape' must hold sizes below 2**31, got {shape!r}")
+        raise ValueError(f"{func}(): {name} must hold sizes below 2**31, got {shape!r}")
     return m, n
+
+
+def size(func: str, name: str, n) -> int:
+    """``n`` as a non-negative Python int below 2**31 (argument ``name``)."""
+    try:
+        v = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{func}(): argument '{name}' must be an int, got {n!r}") from None
+    if not 0 <= v < 2**31:
+        raise ValueError(f"{func}(): argument '{name}' must be in [0, 2**31), got {v}")
+    return v
 
 
 def as_array(func: str, name: str, x):
@@ -109,9 +121,25 @@ def float_like(func: str, name: str, x):
     return d if d in _FLOATS else None
 
 
+def plain_tensor(func: str, name: str, a) -> None:
+    """A torch tensor ``a`` holds strided data tiarray can read: not sparse (or another
+    layout), nested or on the meta device, each of which raised a raw torch error from a
+    data pointer or a size (2026-12-05). Called where an argument is first checked."""
+    if framework_of(a) != "torch" or _xp.is_traced(a):
+        return
+    torch = sys.modules["torch"]
+    if a.is_nested:
+        raise TypeError(f"{func}(): argument '{name}' is a nested tensor; pass a regular (strided) tensor")
+    if a.layout != torch.strided:
+        raise TypeError(f"{func}(): argument '{name}' has layout {a.layout}; use .to_dense()")
+    if a.device.type == "meta":
+        raise TypeError(f"{func}(): argument '{name}' is on the meta device, which holds no data")
+
+
 def index_array(func: str, name: str, x, ndim: int = 1):
     """An int32 or int64 array with ``ndim`` dimensions (other integer dtypes are converted to int64)."""
     a = as_array(func, name, x)
+    plain_tensor(func, name, a)
     d = _dtype(func, name, a)
     if d not in _INTS:
         if d.kind not in "iu":
@@ -133,6 +161,7 @@ def _weights(func: str, weights, nnz: int, like_dtype, like):
         dt = like_dtype if like_dtype in _FLOATS else _F32
         return _xp.full((), weights, dt, like)
     w = as_array(func, "weights", weights)
+    plain_tensor(func, "weights", w)
     d = _dtype(func, "weights", w)
     if d not in _FLOATS:
         raise TypeError(f"{func}(): argument 'weights' must be float32 or float64, got dtype {d.name}")
@@ -273,7 +302,11 @@ def dense_operand(func: str, name: str, x, length: int, *, ndim: int, allow_bool
     elif d not in _FLOATS:
         kinds = "bool, float32 or float64" if allow_bool else "float32 or float64"
         raise TypeError(f"{func}(): argument '{name}' must be {kinds}, got dtype {d.name}")
-    shape = tuple(a.shape)
+    try:
+        shape = tuple(a.shape)
+    except RuntimeError:  # a nested tensor has no sizes
+        plain_tensor(func, name, a)
+        raise
     if len(shape) != ndim:
         raise ValueError(f"{func}(): argument '{name}' must be {ndim}-D, got shape {shape}")
     if shape[0] != length:

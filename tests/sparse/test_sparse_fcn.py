@@ -98,7 +98,9 @@ def test_fixed_num_conn_errors():
         sp.fixed_num_conn(3, 5, -1, seed=1)
     with pytest.raises(TypeError, match="argument 'k' must be an int"):
         sp.fixed_num_conn(3, 5, 2.0, seed=1)
-    with pytest.raises(TypeError, match="argument 'shape' must be a pair of ints"):
+    with pytest.raises(
+        TypeError, match=r"fixed_num_conn\(\): arguments \(n_pre, n_post\) must be ints, got \(3.0, 5\)"
+    ):
         sp.fixed_num_conn(3.0, 5, 2, seed=1)
     with pytest.raises(ValueError, match="need n_post > 0"):
         sp.fixed_num_conn(3, 0, 2, seed=1, replace=True)

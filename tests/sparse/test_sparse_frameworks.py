@@ -682,3 +682,109 @@ def test_torch_csr_object_grad(torch):
     e = torch.tensor(rng.random(n) < 0.3)
     (A.with_weights(tw) @ e).sum().backward()
     np.testing.assert_allclose(tw.grad.cpu().numpy(), e.cpu().numpy()[idx].astype(float), rtol=1e-12)
+
+
+def test_torch_csr_object_with_weights_that_learn(torch):
+    # the object kept w[perm] for its cached transpose with the autograd graph of the first
+    # product: a second backward raised; kept from a no_grad product, the weight gradient of
+    # later products was silently lost (2026-12-05)
+    rng = np.random.default_rng(13)
+    w, idx, ptr, dense = _mat(rng)
+    tw = torch.nn.Parameter(torch.tensor(w))
+    A = sp.CSR(tw, torch.as_tensor(idx), torch.as_tensor(ptr), shape=(9, 7))
+    v = torch.tensor(rng.standard_normal(9))
+    s = torch.tensor(rng.random(7) < 0.5)
+    rows = np.repeat(np.arange(9), np.diff(ptr))
+    with torch.no_grad():
+        A @ s
+        v @ A
+    for step in (1, 2):
+        ((v @ A).sum() + (A @ s).sum()).backward()  # both through the cached transpose
+        expected = step * (v.numpy()[rows] + s.numpy()[idx])
+        np.testing.assert_allclose(tw.grad.numpy(), expected, rtol=1e-12)
+    with torch.no_grad():
+        tw.mul_(2)  # an optimizer step: the next product sees the new weights
+    np.testing.assert_allclose((v @ A).detach().numpy(), v.numpy() @ (2 * dense), rtol=1e-12)
+
+
+def test_torch_arguments_without_readable_data(torch):
+    # each raised a raw torch error from a data pointer or a size (2026-12-05)
+    rng = np.random.default_rng(14)
+    w, idx, ptr, _ = _mat(rng)
+    tw, ti_, tp, x = (
+        torch.tensor(w),
+        torch.as_tensor(idx),
+        torch.as_tensor(ptr),
+        torch.ones(7, dtype=torch.float64),
+    )
+    with pytest.raises(
+        TypeError, match=r"csrmv\(\): argument 'weights' has layout torch.sparse_coo; use .to_dense\(\)"
+    ):
+        sp.csrmv(tw.to_sparse(), ti_, tp, x, shape=(9, 7))
+    with pytest.raises(TypeError, match=r"csrmv\(\): argument 'indices' has layout torch.sparse_coo"):
+        sp.csrmv(tw, ti_.to_sparse(), tp, x, shape=(9, 7))
+    with pytest.raises(TypeError, match=r"CSR\(\): argument 'weights' has layout torch.sparse_coo"):
+        sp.CSR(tw.to_sparse(), ti_, tp, shape=(9, 7))
+    with pytest.raises(TypeError, match=r"csrmv\(\): argument 'indices' is on the meta device"):
+        sp.csrmv(*(a.to("meta") for a in (tw, ti_, tp, x)), shape=(9, 7))
+    with pytest.warns(UserWarning):  # torch: nested tensors are a prototype
+        nested = torch.nested.nested_tensor([torch.ones(9, dtype=torch.float64)] * 2)
+    with pytest.raises(TypeError, match=r"csrmm\(\): argument 'matrix' is a nested tensor"):
+        sp.csrmm(tw, ti_, tp, nested, shape=(9, 7), transpose=True)
+    with pytest.raises(TypeError, match=r"event_densemv\(\): argument 'weights' is a nested tensor"):
+        sp.event_densemv(nested, torch.ones(2, dtype=torch.bool))
+    with pytest.raises(
+        ValueError, match=r"ids_to_events\(\): argument 'n' must be in \[0, 2\*\*31\), got 2147483648"
+    ):
+        sp.ids_to_events(torch.tensor([0]), 1, 2**31)
+    with pytest.raises(
+        ValueError, match=r"fixed_num_conn\(\): arguments \(n_pre, n_post\) must hold non-negative"
+    ):
+        sp.fixed_num_conn(-1, 3, 1, 0)
+
+
+def test_torch_forward_mode_is_refused(torch):
+    # zero tangents without a word before 2026-12-05; the captured index tensors are read
+    # with functorch's transforms off (their reading raised "Cannot access data pointer")
+    rng = np.random.default_rng(15)
+    w, idx, ptr, _ = _mat(rng)
+    tw, ti_, tp = torch.tensor(w), torch.as_tensor(idx), torch.as_tensor(ptr)
+    x = torch.ones(7, dtype=torch.float64)
+    with pytest.raises(NotImplementedError, match=r"csrmv: forward-mode differentiation"):
+        torch.func.jvp(lambda v: sp.csrmv(tw, ti_, tp, v, shape=(9, 7)), (x,), (x,))
+
+
+FRESH_COMPILE = """
+import torch
+import tiarray.operators.sparse as sp
+ind, ptr, dl = torch.tensor([0, 2, 1]), torch.tensor([0, 2, 3, 3]), torch.tensor([0, 1, 1])
+s = torch.tensor([True, False, True])
+w = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+if "{case}" == "csrmv":
+    f = torch.compile(lambda w: sp.csrmv(w, ind, ptr, torch.ones(3, dtype=torch.float64), shape=(3, 3)), fullgraph=True, backend="aot_eager")
+    y = f(w)
+    y.sum().backward()
+    assert y.tolist() == [3.0, 3.0, 0.0] and w.grad.tolist() == [1.0, 1.0, 1.0], (y, w.grad)
+elif "{case}" == "deliver":
+    f = torch.compile(lambda ring: sp.csr_delay_deliver(ring, s, w.detach(), ind, ptr, dl, 1, shape=(3, 3)), fullgraph=True, backend="aot_eager")
+    r = f(torch.zeros(2, 3, dtype=torch.float64))
+    assert r.tolist() == [[0.0, 0.0, 2.0], [1.0, 0.0, 0.0]], r  # row 0: col 0 (delay 0), col 2 (delay 1)
+else:
+    f = torch.compile(lambda w: sp.csr_update_on_pre(w, ind, ptr, s, torch.ones(3, dtype=torch.float64), shape=(3, 3)), fullgraph=True, backend="aot_eager")
+    assert f(w.detach()).tolist() == [2.0, 3.0, 3.0]
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("case", ["csrmv", "deliver", "update"])
+def test_torch_compile_as_the_first_call_of_a_process(torch, tmp_path, case):
+    # a first call under torch.compile failed: a type and a dtype remembered by tiarray while
+    # Dynamo traced (its guards on those dicts failed on the same frame), and Taichi's start
+    # (a lock Dynamo cannot trace) inside csr_delay_deliver's CPU check (2026-12-05)
+    import subprocess
+    import sys
+
+    script = tmp_path / "fresh.py"
+    script.write_text(FRESH_COMPILE.replace("{case}", case))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
