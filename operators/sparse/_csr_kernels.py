@@ -132,12 +132,13 @@ def _nonzero(x: ti.template(), v):
     """Whether ``v``, an element of the array ``x``, is an event: not ``+-0.0`` / ``0``. NaN is
     an event (it propagates into the result, as in the dense product). Taichi's ``v != 0`` is
     LLVM's *ordered* compare, false for NaN: NaN events were silently skipped. Floats are
-    therefore tested on their bits without the sign (as :func:`_block_active`)."""
+    therefore tested on their bits without the sign (as :func:`_block_active`): masked, not
+    shifted out, which debug mode reported as a shift overflow on every negative event."""
     r = False
     if ti.static(x.get_type().element_type == ti.f32):
-        r = (ti.bit_cast(ti.cast(v, ti.f32), ti.u32) << 1) != 0
+        r = (ti.bit_cast(ti.cast(v, ti.f32), ti.u32) & ti.u32(0x7FFFFFFF)) != 0
     elif ti.static(x.get_type().element_type == ti.f64):
-        r = (ti.bit_cast(ti.cast(v, ti.f64), ti.u64) << 1) != 0
+        r = (ti.bit_cast(ti.cast(v, ti.f64), ti.u64) & ti.u64(0x7FFFFFFFFFFFFFFF)) != 0
     else:
         r = v != 0
     return r
@@ -406,12 +407,12 @@ def _block_active(vector: ti.template(), s, i0):
         # the bits without the sign: zero exactly for +-0.0 (a float compare does not vectorise)
         bits = ti.cast(0, ti.u32)
         for k in range(EVENT_BLOCK):
-            bits |= ti.bit_cast(_at(vector, s, i0 + k), ti.u32) << 1
+            bits |= ti.bit_cast(_at(vector, s, i0 + k), ti.u32) & ti.u32(0x7FFFFFFF)
         acc = ti.cast(bits != 0, ti.i32)
     elif ti.static(vector.get_type().element_type == ti.f64):
         bits = ti.cast(0, ti.u64)
         for k in range(EVENT_BLOCK):
-            bits |= ti.bit_cast(_at(vector, s, i0 + k), ti.u64) << 1
+            bits |= ti.bit_cast(_at(vector, s, i0 + k), ti.u64) & ti.u64(0x7FFFFFFFFFFFFFFF)
         acc = ti.cast(bits != 0, ti.i32)
     else:
         for k in range(EVENT_BLOCK):

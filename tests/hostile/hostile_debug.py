@@ -69,3 +69,23 @@ def test_a_failed_checked_launch_leaves_the_callers_memory_alone():
     with pytest.raises(IndexError, match=r"argument 'out' out of bounds"):
         launcher(_double)(np.arange(8.0), out)
     np.testing.assert_array_equal(out, [-1.0] * 4)  # the guarded copy was not copied back
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_negative_float_events_raise_no_false_overflow_report(dtype, capfd):
+    # the events' sign bit was shifted out to test them: debug mode printed "Shift left
+    # overflow detected" for every negative event (2026-12-05); now masked
+    import tiarray.operators.sparse as sp
+
+    w, idx, ptr = np.arange(1.0, 6.0, dtype=dtype), np.array([0, 2, 1, 2, 0]), np.array([0, 2, 3, 3, 5])
+    ev = np.array([-1.5, -0.0, 2.0, -4.0], dtype)
+    ev64 = np.zeros(128, dtype)
+    ev64[70] = -3.0  # a whole block of 64 events tested at once
+    got = sp.event_csrmv(w, idx, ptr, ev, shape=(4, 3), transpose=True)
+    blk = sp.event_csrmv(
+        dtype(1.0), np.zeros(128, np.int64), np.arange(129), ev64, shape=(128, 1), transpose=True
+    )
+    np.testing.assert_allclose(got, [1 * -1.5 + 5 * -4.0, 0.0, 2 * -1.5 + 4 * -4.0])
+    np.testing.assert_allclose(blk, [-3.0])
+    out, err = capfd.readouterr()
+    assert "overflow" not in (out + err).lower(), out + err
