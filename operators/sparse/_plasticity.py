@@ -153,14 +153,19 @@ def column_index(indices, indptr, *, shape):
 def _column_index(idx, ptr_or_m, m, n, *, fixed, key=None):
     """The column index, cached on ``key`` (the caller's index arrays; default ``idx``, ``indptr``)."""
     arrays = (idx,) if fixed else (idx, ptr_or_m)
+    # the values are read from the arrays the cache is keyed on: a fixed-number index is
+    # flattened per call, under jax.jit into a tracer even for a concrete (m, k) array, and a
+    # column index built from that tracer was cached under the concrete array, so every
+    # later call raised UnexpectedTracerError (2026-12-05)
+    sources = key if key is not None else arrays
 
     def build():
-        hosts = [_xp.host(a) for a in arrays]
+        hosts = [_xp.host(a) for a in sources]
         if any(h is None for h in hosts):  # traced: inside the computation, every call
             p = _xp.from_numpy(np.array([m], np.int64), idx) if fixed else ptr_or_m
             return _COLIDX(idx, p, n=n, fixed=fixed)
         p = np.array([m], np.int64) if fixed else np.ascontiguousarray(hosts[1])
-        res = _xp.host_op(_COLIDX, np.ascontiguousarray(hosts[0]), p, n=n, fixed=fixed)
+        res = _xp.host_op(_COLIDX, np.ascontiguousarray(hosts[0]).reshape(-1), p, n=n, fixed=fixed)
         if _xp.fw_of(idx) in ("numpy", "jax"):
             return res
         return tuple(_xp.from_numpy(r, idx) for r in res)

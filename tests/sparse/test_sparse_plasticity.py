@@ -329,3 +329,22 @@ def test_torch_compile_smoke(torch):
 
     np.testing.assert_allclose(f(*targs).cpu().numpy(), eager.cpu().numpy(), rtol=1e-15)
     np.testing.assert_allclose(eager.cpu().numpy(), ref, rtol=1e-15, atol=1e-15)
+
+
+def test_jax_fixed_number_on_post_compiles_again(jax):
+    # the column index of a concrete (m, k) index array was built from its flattened view,
+    # a tracer under jit, and cached under the array: every later call, jitted or eager,
+    # raised UnexpectedTracerError (2026-12-05)
+    jnp = jax.numpy
+    rng = np.random.default_rng(21)
+    idx = sp.fixed_num_conn(M, N, 3, seed=4)
+    indices = jnp.asarray(idx)
+    w = rng.standard_normal((M, 3))
+    s = rng.random(N) < 0.4
+    tr = rng.standard_normal(M)
+    rows = np.repeat(np.arange(M), 3).reshape(M, 3)
+    ref = w + np.where(s[idx], tr[rows], 0.0)
+    with jax.enable_x64(True):
+        f = lambda w_: sp.fcn_update_on_post(w_, indices, jnp.asarray(s), jnp.asarray(tr), shape=(M, N))  # noqa: E731
+        for g in (jax.jit(f), jax.jit(lambda w_: f(w_) + 0), f):
+            np.testing.assert_allclose(np.asarray(g(jnp.asarray(w))), ref, rtol=1e-12)
