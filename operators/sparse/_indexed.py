@@ -94,12 +94,11 @@ def _fcn_batch(args, axes, *, shape):
 def _batched_lists(ids, count, ax_ids, ax_count):
     """``(ids (B, S), count (B,))`` from the batched (or shared) list and count."""
     if ax_ids is None:
-        size = count.shape[ax_count]
-        ids = _xp.stack([ids] * size, 0)
+        ids = _xp.repeat0(ids, count.shape[ax_count])
     else:
         ids = _xp.moveaxis(ids, ax_ids, 0)
     if ax_count is None:
-        count = _xp.stack([_xp.reshape(count, ())] * ids.shape[0], 0)
+        count = _xp.repeat0(_xp.reshape(count, ()), ids.shape[0])
     else:
         count = _xp.moveaxis(count, ax_count, 0)
     return ids, count

@@ -148,6 +148,24 @@ def moveaxis(x, src: int, dst: int):
     return np.moveaxis(x, src, dst)
 
 
+def repeat0(x, b: int):
+    """``b`` copies of ``x`` along a new first axis, ``b = 0`` included (a stack of ``b``
+    references cannot tell the framework of an empty list)."""
+    fw = framework_of(x)
+    shape = (int(b), *x.shape)
+    if fw == "torch":
+        return x.unsqueeze(0).expand(shape)
+    if fw == "jax":
+        import jax.numpy as jnp
+
+        return jnp.broadcast_to(x[None], shape)
+    if fw == "cupy":
+        import cupy
+
+        return cupy.broadcast_to(x[None], shape)
+    return np.broadcast_to(np.asarray(x)[None], shape)
+
+
 def stack(xs, axis: int = 0):
     fw = framework_of(xs[0])
     if fw == "torch":

@@ -149,3 +149,37 @@ def test_torch_weight_gradient(torch, net):
         tw.grad.cpu().numpy(), np.bincount([3, 1, 3], minlength=30)[rows].astype(float), rtol=1e-12
     )
     assert dense_of(w, idx, ptr, (30, 20)).shape == (30, 20)
+
+
+@pytest.mark.parametrize("batch", [0, 1, 3])
+def test_jax_vmap_over_lists_of_any_batch_size(jax, net, batch):
+    # a batch of 0 raised IndexError: the shared count was stacked from an empty list
+    jnp = jax.numpy
+    w, idx, ptr, dense, fw, fidx, fdense = net
+    rng = np.random.default_rng(batch)
+    ids = jnp.asarray(rng.integers(0, 30, (batch, 5)).astype(np.int32))
+    counts = jnp.asarray(rng.integers(0, 6, batch).astype(np.int32))
+
+    def ref(D, i, c):
+        e = np.zeros(30)
+        np.add.at(e, np.asarray(i)[: int(c)], 1.0)
+        return D.T @ e
+
+    got = [
+        jax.vmap(lambda i: sp.event_csrmv_indexed(w, idx, ptr, i, 3, shape=(30, 20)))(ids),
+        jax.vmap(
+            lambda c: sp.event_csrmv_indexed(
+                w, idx, ptr, ids[0] if batch else jnp.zeros(5, jnp.int32), c, shape=(30, 20)
+            )
+        )(counts),
+        jax.vmap(lambda i, c: sp.event_fcnmv_indexed(fw, fidx, i, c, shape=(30, 20)))(ids, counts),
+    ]
+    first = np.asarray(ids[0]) if batch else np.zeros(5, np.int32)
+    want = [
+        [ref(dense, ids[b], 3) for b in range(batch)],
+        [ref(dense, first, counts[b]) for b in range(batch)],
+        [ref(fdense, ids[b], counts[b]) for b in range(batch)],
+    ]
+    for g, r in zip(got, want):
+        assert g.shape == (batch, 20)
+        np.testing.assert_allclose(np.asarray(g), np.array(r).reshape(batch, 20), rtol=1e-5, atol=1e-5)
