@@ -116,6 +116,8 @@ def fcn(func, weights, indices, shape, *, like_dtype=None, like=None):
     if _validate.is_py_number(weights):
         dt = like_dtype if like_dtype in _validate._FLOATS else _validate._F32
         w = _xp.full((), weights, dt, like if like is not None else idx)
+    elif _validate.weak_float(weights):  # a Python float through a JAX transform
+        w = _xp.astype(weights, like_dtype if like_dtype in _validate._FLOATS else _validate._F32)
     else:
         w = _validate.as_array(func, "weights", weights)
         _validate.plain_tensor(func, "weights", w)

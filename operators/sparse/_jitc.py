@@ -237,7 +237,9 @@ def _prob(func, prob, like):
 def _params(func, names, values, like, like_dtype):
     """0-d weight-parameter arrays sharing one float dtype, of ``like``'s framework."""
     arrays = [
-        None if _validate.is_py_number(v) else _validate.float_scalar(func, n, v, like=like)
+        None
+        if _validate.is_py_number(v) or _validate.weak_float(v)
+        else _validate.float_scalar(func, n, v, like=like)
         for n, v in zip(names, values)
     ]
     given = [_xp.dtype_of(a) for a in arrays if a is not None]

@@ -54,6 +54,19 @@ def is_py_number(x) -> bool:
     return type(x) is int or type(x) is float
 
 
+def weak_float(x) -> bool:
+    """A 0-d float JAX value of weak type: what a Python float becomes when passed through
+    ``jax.jit``/``grad`` (float64 with x64 on). It takes the operand's dtype, as the Python
+    float does and as JAX's own promotion does (it was taken as a float64 weight under a
+    transform, float32 eagerly, and csr_delay_deliver refused a float32 ring, 2026-12-05)."""
+    return (
+        getattr(x, "weak_type", False) is True
+        and framework_of(x) == "jax"
+        and tuple(x.shape) == ()
+        and x.dtype.kind == "f"
+    )
+
+
 def shape2(func: str, shape, name: str = "argument 'shape'") -> tuple[int, int]:
     """``shape`` as a pair of non-negative Python ints (``name``: what the messages call it,
     for a function whose sizes are two arguments)."""
@@ -160,6 +173,8 @@ def _weights(func: str, weights, nnz: int, like_dtype, like):
     if is_py_number(weights):
         dt = like_dtype if like_dtype in _FLOATS else _F32
         return _xp.full((), weights, dt, like)
+    if weak_float(weights):
+        return _xp.astype(weights, like_dtype if like_dtype in _FLOATS else _F32)
     w = as_array(func, "weights", weights)
     plain_tensor(func, "weights", w)
     d = _dtype(func, "weights", w)

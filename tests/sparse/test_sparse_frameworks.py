@@ -788,3 +788,32 @@ def test_torch_compile_as_the_first_call_of_a_process(torch, tmp_path, case):
     script.write_text(FRESH_COMPILE.replace("{case}", case))
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
+
+
+def test_jax_python_float_weight_under_transforms_takes_the_operand_dtype(jax):
+    # with x64 on, a Python float passed through jit/grad is a weak float64: it was taken as a
+    # float64 weight (a float64 result, float32 eagerly) and csr_delay_deliver refused the
+    # float32 ring (2026-12-05); JAX's own promotion keeps the operand's dtype
+    jnp = jax.numpy
+    indptr, indices = np.array([0, 2, 3]), np.array([0, 1, 1])
+    with jax.enable_x64(True):
+        x = jnp.ones(2, jnp.float32)
+        f = lambda w, x: sp.csrmv(w, indices, indptr, x, shape=(2, 2))  # noqa: E731
+        assert (
+            f(0.5, x).dtype
+            == jax.jit(f)(0.5, x).dtype
+            == jax.jit(lambda w, x: w * x)(0.5, x).dtype
+            == jnp.float32
+        )
+        assert float(jax.grad(lambda w: f(w, x).sum())(0.5)) == 3.0
+        ring = jnp.zeros((2, 2), jnp.float32)
+        g = lambda w: sp.csr_delay_deliver(
+            ring, jnp.array([True, True]), w, indices, indptr, jnp.zeros(3, jnp.int32), 0, shape=(2, 2)
+        )  # noqa: E731
+        assert jax.jit(g)(0.5).dtype == jnp.float32 and float(jax.jit(g)(0.5).sum()) == 1.5
+        assert float(jax.grad(lambda w: g(w).sum())(0.5)) == 3.0
+        fi = jnp.array([[0, 1], [1, 0]], jnp.int32)
+        assert jax.jit(lambda w: sp.fcnmv(w, fi, x, shape=(2, 2)))(0.5).dtype == jnp.float32
+        assert jax.jit(lambda w: sp.jitc_mv_prob_homo(x, w, 0.5, 3, shape=(2, 2)))(0.5).dtype == jnp.float32
+        # an explicit float64 weight is float64 and promotes, as before
+        assert sp.csrmv(jnp.float64(0.5), indices, indptr, x, shape=(2, 2)).dtype == jnp.float64
