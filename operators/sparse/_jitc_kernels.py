@@ -218,13 +218,13 @@ def _gather(
             j += _gap(st, k, mode, M, S) + 1
             if j >= n_cols:
                 break
-            x = vector[ti.cast(j, ti.i32)]
-            if ti.static(is_bool(vector)):
-                x = ti.min(x, 1)
+            x = ti.cast(vector[ti.cast(j, ti.i32)], w1.get_type().element_type)
+            if ti.static(is_bool(vector)):  # a spike counts 1 (the u8's value may be any nonzero)
+                x = ti.cast(vector[ti.cast(j, ti.i32)] != 0, w1.get_type().element_type)
             if ti.static(dist == HOMO):
-                acc += ti.cast(x, w1.get_type().element_type)
+                acc += x
             else:
-                acc += _weight(dist, wst, k, w1, w2) * ti.cast(x, w1.get_type().element_type)
+                acc += _weight(dist, wst, k, w1, w2) * x
             k += ti.u64(1)
         if ti.static(dist == HOMO):
             acc *= w1[None]
