@@ -599,6 +599,12 @@ def _taichi_vjp(op, inputs, cts, skey, mask):
 _C = torch._C
 _functorch_active = getattr(_C, "_are_functorch_transforms_active", lambda: False)
 _fwad = torch.autograd.forward_ad
+if not hasattr(_fwad, "_current_level"):  # pragma: no cover - a torch without it: no dual levels seen
+
+    class _NoLevels:
+        _current_level = -1
+
+    _fwad = _NoLevels()
 
 
 def _forward_mode(args) -> bool:

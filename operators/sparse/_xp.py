@@ -217,11 +217,12 @@ def host(x):
     fw = framework_of(x)
     if fw == "torch":
         torch = sys.modules["torch"]
-        if torch._C._are_functorch_transforms_active():
+        off = getattr(torch._C, "_DisableFuncTorch", None)
+        if off is not None and getattr(torch._C, "_are_functorch_transforms_active", lambda: False)():
             # a plain tensor captured by a torch.func transform: the ops below would run at
             # the transform's level and make storage-less wrappers ("Cannot access data
             # pointer", 2026-12-05); read it with the transforms off
-            with torch._C._DisableFuncTorch():
+            with off():
                 return x.detach().resolve_conj().resolve_neg().cpu().numpy()
         return x.detach().resolve_conj().resolve_neg().cpu().numpy()
     if fw == "cupy":
