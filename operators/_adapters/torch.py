@@ -705,9 +705,10 @@ def call(op, args, static):
     if st is None or len(args) not in st._fwd:  # define tiarray::<name> on the first call
         _state(op).ops(len(args))
     skey = op._static_key(static) if static else ()
-    if (_fwad._current_level >= 0 or _functorch_active()) and _forward_mode(args):
+    fa = _functorch_active()
+    if (fa or _fwad._current_level >= 0) and _forward_mode(args):
         raise _forward_mode_error(op)
-    if _is_compiling() or _functorch_active() or _dispatch_depth() or _tf_mode():
+    if _is_compiling() or fa or _dispatch_depth() or _tf_mode():
         return _call_op(op, skey, args)
     # one pass: the route (direct launch / autograd.Function / custom op) and the plan key
     g = _grad_enabled()

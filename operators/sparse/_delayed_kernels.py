@@ -155,10 +155,8 @@ def delayed_kernel(
     nnz = ti.min(indices.shape[0], delays.shape[0])
     n_out = out.shape[0]
     n_rows = ti.min(indptr.shape[0] - 1, history.shape[1])
-    tt = ti.cast(0, ti.i64)  # t mod D: the rows' t - d_j then cannot overflow
     if history.shape[0] > 0:
-        tt = ti.cast(_slot(t[None], 0, history.shape[0]), ti.i64)
-    if history.shape[0] > 0:
+        tt = ti.cast(_slot(t[None], 0, history.shape[0]), ti.i64)  # t mod D: t - d_j cannot overflow
         if ti.static(on_gpu()):
             for i in range(n_rows):
                 if _row_active(history, i):

@@ -113,12 +113,8 @@ def fcn(func, weights, indices, shape, *, like_dtype=None, like=None):
     k = int(idx.shape[1])
     if m * k >= 2**31:
         raise ValueError(f"{func}(): at most 2**31 - 1 synapses are supported, got {m} x {k}")
-    if _validate.is_py_number(weights):
-        dt = like_dtype if like_dtype in _validate._FLOATS else _validate._F32
-        w = _xp.full((), weights, dt, like if like is not None else idx)
-    elif _validate.weak_float(weights):  # a Python float through a JAX transform
-        w = _xp.astype(weights, like_dtype if like_dtype in _validate._FLOATS else _validate._F32)
-    else:
+    w = _validate.number_weight(weights, like_dtype, like if like is not None else idx)
+    if w is None:
         w = _validate.as_array(func, "weights", weights)
         _validate.plain_tensor(func, "weights", w)
         d = _validate._dtype(func, "weights", w)

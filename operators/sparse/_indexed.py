@@ -143,13 +143,10 @@ def _spike_list(func, ids, count, m, like):
     ids = _validate.index_array(func, "ids", ids)
     if _validate.is_py_number(count) and not isinstance(count, int):
         raise TypeError(f"{func}(): argument 'count' must be an integer, got {count!r}")
-    hc = None
+    hc = c = None
     n_ids = int(ids.shape[0])
     if isinstance(count, (int, np.integer)) and not isinstance(count, (bool, np.bool_)):
-        hc = int(count)
-        if not 0 <= hc <= n_ids:  # before it becomes an int32 (2**40 overflowed there)
-            raise ValueError(f"{func}(): argument 'count' must be in [0, len(ids)] = [0, {n_ids}], got {hc}")
-        c = _xp.full((), hc, "int32" if _xp.fw_of(like) != "torch" else "int64", like)
+        hc = int(count)  # made an array after the range check (2**40 overflowed an int32)
     else:
         c = _validate.as_array(func, "count", count)
         d = _validate._dtype(func, "count", c)
@@ -174,6 +171,8 @@ def _spike_list(func, ids, count, m, like):
                     f"{func}(): argument 'ids' holds neuron {int(listed[bad])} at position {bad}, "
                     f"outside [0, {m}) (shape[0] = {m} rows)"
                 )
+    if c is None:
+        c = _xp.full((), hc, "int32" if _xp.fw_of(like) != "torch" else "int64", like)
     return ids, c
 
 

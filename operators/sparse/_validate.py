@@ -169,12 +169,22 @@ def index_array(func: str, name: str, x, ndim: int = 1):
     return a
 
 
-def _weights(func: str, weights, nnz: int, like_dtype, like):
+def number_weight(weights, like_dtype, like):
+    """A Python-number weight (or one passed through a JAX transform, :func:`weak_float`) as a
+    0-d array of the operand's float dtype ``like_dtype`` (float32 when None), in ``like``'s
+    framework; None for any other ``weights``."""
+    dt = like_dtype if like_dtype in _FLOATS else _F32
     if is_py_number(weights):
-        dt = like_dtype if like_dtype in _FLOATS else _F32
         return _xp.full((), weights, dt, like)
     if weak_float(weights):
-        return _xp.astype(weights, like_dtype if like_dtype in _FLOATS else _F32)
+        return _xp.astype(weights, dt)
+    return None
+
+
+def _weights(func: str, weights, nnz: int, like_dtype, like):
+    w = number_weight(weights, like_dtype, like)
+    if w is not None:
+        return w
     w = as_array(func, "weights", weights)
     plain_tensor(func, "weights", w)
     d = _dtype(func, "weights", w)
