@@ -334,9 +334,11 @@ def indexed_rows(env, sp, n, p, r, rng):
         import jax.numpy as jnp
 
         C = be.CSR((jnp.asarray(w), jnp.asarray(idx), jnp.asarray(ptr)), shape=(n, n))
-        h = env.jit(lambda c, s_: be.BinaryArray(s_) @ c)
+        # C closed over (constants, as tiarray's rows): passed as an argument, its jit raised
+        # "Cache keys should be comparable" from the second row of a size on
+        h = env.jit(lambda s_: be.BinaryArray(s_) @ C)
         sj = jnp.asarray(s)
-        m["brainevent"] = (lambda: _ready(h(C, sj)), None)
+        m["brainevent"] = (lambda: _ready(h(sj)), None)
     else:
         m["brainevent"] = NOT_INSTALLED
     rows = [dict(op="event_csrmv_indexed", dir=True, bound=8 * syn + 4 * count + 4 * n, methods=m,
@@ -387,6 +389,21 @@ def delayed_rows(env, sp, n, p, r, rng):
         sj = jnp.asarray(hist[t % D_DELAY])
         tj = jnp.asarray(t, jnp.int32)
         m["brainevent"] = (lambda g=g: _ready(g(ring, sj, tj)), "push form: not the same output")
+        # its push form on a precomputed delay layout (rows sorted by delay, as tiarray's index)
+        lay = be.CSRDelayLayout.build(wj, ij, pj, dj, n_slots=D_DELAY + 1, shape=(n, n))
+        gl = env.jit(lambda ring_, s_, t_: be.csr_delay_deliver_layout(ring_, s_, lay, t_))
+        m["brainevent layout"] = (lambda gl=gl: _ready(gl(ring, sj, tj)), "push form: not the same output")
+        # the pull form's own computation in brainevent: its event CSR product on the
+        # (D * n, n) matrix whose row d * n + i holds row i's synapses of delay d, with
+        # the history slots gathered in delay order, (t - d) mod D, inside the jit
+        order = np.lexsort((rows_of, delays))
+        sptr = np.zeros(D_DELAY * n + 1, np.int64)
+        np.cumsum(np.bincount(delays.astype(np.int64) * n + rows_of, minlength=D_DELAY * n), out=sptr[1:])
+        S = be.CSR((jnp.asarray(w[order]), jnp.asarray(idx[order]), jnp.asarray(sptr.astype(np.int32))),
+                   shape=(D_DELAY * n, n))  # fmt: skip
+        dl = jnp.arange(D_DELAY, dtype=jnp.int32)
+        gs = env.jit(lambda h_, t_: be.BinaryArray(h_[(t_ - dl) % D_DELAY].reshape(-1)) @ S)
+        m["brainevent pull"] = (lambda gs=gs: _ready(gs(hj, tj)), None)
     else:
         m["brainevent"] = NOT_INSTALLED
 
@@ -537,6 +554,8 @@ def print_family(family, rows, stat):
         *names,
         "brainevent / ti jit",
         *(["brainevent / ti push jit"] if "ti push jit" in names else []),
+        *(["brainevent layout / ti push jit"] if "brainevent layout" in names else []),
+        *(["brainevent pull / ti jit"] if "brainevent pull" in names else []),
         "peers / tiarray (NumPy)",
         "ti jit x LB",
     ]
@@ -551,8 +570,10 @@ def print_family(family, rows, stat):
 
         be = t("brainevent") / t("ti jit")
         push = [t("brainevent") / t("ti push jit")] if "ti push jit" in names else []
+        push += [t("brainevent layout") / t("ti push jit")] if "brainevent layout" in names else []
+        push += [t("brainevent pull") / t("ti jit")] if "brainevent pull" in names else []
         peers = [f"{k} {_fmt(t(k) / t('tiarray'))}" for k in names
-                 if k not in ("tiarray", "ti jit", "ti push jit", "brainevent") and isinstance(res.get(k), tuple)]  # fmt: skip
+                 if k not in ("tiarray", "ti jit", "ti push jit") and not k.startswith("brainevent") and isinstance(res.get(k), tuple)]  # fmt: skip
         dirn = {"plasticity": ("on pre", "on post")}.get(family, ("A @ s", "A.T @ s"))[int(bool(r["dir"]))]
         cells = [r["op"], dirn, str(r["n"]), str(r["r"]), _fmt(r["bound_us"]), *[_cell(res.get(k, "-")) for k in names],
                  *[("**" + _fmt(b) + "**") if b == b and b < 1 else _fmt(b) for b in (be, *push)],
