@@ -42,7 +42,10 @@ __all__ = [
     "column_index",
 ]
 
-_ALL_INPUTS = ("weights", "spikes", "trace", "w_min", "w_max")
+# Not differentiable: every input (by the kernels' parameter names, which are the public
+# functions' argument names: the Operator's messages name them)
+_ON_PRE = ("weights", "pre_spikes", "post_trace", "w_min", "w_max")
+_ON_POST = ("weights", "post_spikes", "pre_trace", "w_min", "w_max")
 
 
 def _same(w, *rest, **static):
@@ -63,43 +66,30 @@ _ROW_COST = 10.0
 # - on_post, a spiking column's synapses anywhere in the weights (a cache miss each): near
 #   3e4 (n = 40 000, r = 0.1: serial 5839 us, parallel 4128; r = 0.01: a tie);
 _COLUMN_COST = 32.0
+# - dense on_post reads a column (one cache line per weight): parallel won from 8e5
+#   weights (n = 4000, r = 0.05: 15.7 ms serially, 14.3 in parallel); on_pre streams
+#   rows, a tie at every size measured
+_DENSE_COLUMN_COST = 8.0
 
 
-def _dense_cost(post=False, **static):
-    # dense on_post reads a column (one cache line per weight): parallel won from 8e5
-    # weights (n = 4000, r = 0.05: 15.7 ms serially, 14.3 in parallel); on_pre streams
-    # rows, a tie at every size measured
-    return 8.0 if post else 1.0
+def _update_op(name, kernel, nondiff, i_spikes, cost, **extra):
+    """One Operator per public function (its name in every message), sharing kernels: the
+    CSR and fixed-number updates differ only in how a row's synapses are found."""
+    return Operator(name, kernel=kernel, outs=_same, aliases={"out": "weights"}, nondiff=nondiff,
+                    policy=_policy.spike_policy(_work, i_spikes, cost), compile_options=IEEE, **extra)  # fmt: skip
 
 
-_PRE = Operator(
-    "csr_update_on_pre",
-    kernel=K.csr_on_pre_kernel,
-    outs=_same,
-    aliases={"out": "weights"},
-    nondiff=_ALL_INPUTS,
-    policy=_policy.spike_policy(_work, 3, _ROW_COST),
-    static_defaults={"fixed": False},
-    compile_options=IEEE,
-)
-_POST = Operator(
-    "csr_update_on_post",
-    kernel=K.csr_on_post_kernel,
-    outs=_same,
-    aliases={"out": "weights"},
-    nondiff=_ALL_INPUTS,
-    policy=_policy.spike_policy(_work, 4, _COLUMN_COST),
-    compile_options=IEEE,
-)
-_DENSE = Operator(
-    "dense_update_on_spikes",
-    kernel=K.dense_on_pre_kernel,
-    outs=_same,
-    aliases={"out": "weights"},
-    nondiff=_ALL_INPUTS,
-    policy=_policy.spike_policy(_work, 1, _dense_cost),
-    compile_options=IEEE,
-)
+_OPS = {
+    "csr_update_on_pre": _update_op("csr_update_on_pre", K.csr_on_pre_kernel, _ON_PRE, 3, _ROW_COST,
+                                    static_defaults={"fixed": False}),
+    "fcn_update_on_pre": _update_op("fcn_update_on_pre", K.csr_on_pre_kernel, _ON_PRE, 3, _ROW_COST,
+                                    static_defaults={"fixed": True}),
+    "csr_update_on_post": _update_op("csr_update_on_post", K.csr_on_post_kernel, _ON_POST, 4, _COLUMN_COST),
+    "fcn_update_on_post": _update_op("fcn_update_on_post", K.csr_on_post_kernel, _ON_POST, 4, _COLUMN_COST),
+    "dense_update_on_pre": _update_op("dense_update_on_pre", K.dense_on_pre_kernel, _ON_PRE, 1, 1.0),
+    "dense_update_on_post": _update_op("dense_update_on_post", K.dense_on_post_kernel, _ON_POST, 1,
+                                       _DENSE_COLUMN_COST),
+}  # fmt: skip
 _COLIDX = Operator(
     "column_index",
     kernel=K.column_index_kernel,
@@ -265,7 +255,7 @@ def csr_update_on_pre(weights, indices, indptr, pre_spikes, post_trace, *, shape
     w, idx, ptr, m, n = _validate.csr(func, weights, indices, indptr, shape)
     w = _per_synapse(func, w, idx.shape[0], weights)
     s, tr, lo, hi = _common(func, w, pre_spikes, post_trace, w_min, w_max, m, n, "pre_spikes", "post_trace")
-    return _PRE(w, idx, ptr, s, tr, lo, hi)
+    return _OPS[func](w, idx, ptr, s, tr, lo, hi)
 
 
 def csr_update_on_post(weights, indices, indptr, post_spikes, pre_trace, *, shape, w_min=None, w_max=None):
@@ -274,7 +264,7 @@ def csr_update_on_post(weights, indices, indptr, post_spikes, pre_trace, *, shap
     w = _per_synapse(func, w, idx.shape[0], weights)
     s, tr, lo, hi = _common(func, w, post_spikes, pre_trace, w_min, w_max, n, m, "post_spikes", "pre_trace")
     ptr_t, perm, rows_t = _column_index(idx, ptr, m, n, fixed=False)
-    return _POST(w, ptr_t, perm, rows_t, s, tr, lo, hi)
+    return _OPS[func](w, ptr_t, perm, rows_t, s, tr, lo, hi)
 
 
 def fcn_update_on_pre(weights, indices, pre_spikes, post_trace, *, shape, w_min=None, w_max=None):
@@ -282,7 +272,7 @@ def fcn_update_on_pre(weights, indices, pre_spikes, post_trace, *, shape, w_min=
     w, idx, m, n, k = _fcn.fcn(func, weights, indices, shape)
     w = _per_synapse(func, w, m * k, weights)
     s, tr, lo, hi = _common(func, w, pre_spikes, post_trace, w_min, w_max, m, n, "pre_spikes", "post_trace")
-    return _xp.reshape(_PRE(w, idx, idx, s, tr, lo, hi, fixed=True), (m, k))
+    return _xp.reshape(_OPS[func](w, idx, idx, s, tr, lo, hi, fixed=True), (m, k))
 
 
 def fcn_update_on_post(weights, indices, post_spikes, pre_trace, *, shape, w_min=None, w_max=None):
@@ -293,7 +283,7 @@ def fcn_update_on_post(weights, indices, post_spikes, pre_trace, *, shape, w_min
     # the cache is keyed on the caller's (m, k) array, not on the flattened view made per call
     base = _validate.index_array(func, "indices", indices, ndim=2)
     ptr_t, perm, rows_t = _column_index(idx, None, m, n, fixed=True, key=(base,))
-    return _xp.reshape(_POST(w, ptr_t, perm, rows_t, s, tr, lo, hi), (m, k))
+    return _xp.reshape(_OPS[func](w, ptr_t, perm, rows_t, s, tr, lo, hi), (m, k))
 
 
 def dense_update_on_pre(weights, pre_spikes, post_trace, *, w_min=None, w_max=None):
@@ -302,7 +292,7 @@ def dense_update_on_pre(weights, pre_spikes, post_trace, *, w_min=None, w_max=No
     func = "dense_update_on_pre"
     w, m, n = dense_matrix(func, weights)
     s, tr, lo, hi = _common(func, w, pre_spikes, post_trace, w_min, w_max, m, n, "pre_spikes", "post_trace")
-    return _DENSE(w, s, tr, lo, hi, post=False)
+    return _OPS[func](w, s, tr, lo, hi)
 
 
 def dense_update_on_post(weights, post_spikes, pre_trace, *, w_min=None, w_max=None):
@@ -311,7 +301,7 @@ def dense_update_on_post(weights, post_spikes, pre_trace, *, w_min=None, w_max=N
     func = "dense_update_on_post"
     w, m, n = dense_matrix(func, weights)
     s, tr, lo, hi = _common(func, w, post_spikes, pre_trace, w_min, w_max, n, m, "post_spikes", "pre_trace")
-    return _DENSE(w, s, tr, lo, hi, post=True)
+    return _OPS[func](w, s, tr, lo, hi)
 
 
 _EX = {
@@ -391,5 +381,5 @@ for _f in (csr_update_on_pre, csr_update_on_post, fcn_update_on_pre, fcn_update_
     _f.__doc__ = _DOC.format(summary=_summary, math=_math, where=_where, how=_how, params=_params,
                              extra_raise="; ``weights`` that are not one per synapse" if "dense" not in _f.__name__
                              else "", example=_EX[_f.__name__])  # fmt: skip
-    _f.operator = _DENSE if "dense" in _f.__name__ else (_PRE if _f.__name__.endswith("pre") else _POST)
+    _f.operator = _OPS[_f.__name__]
 column_index.operator = _COLIDX

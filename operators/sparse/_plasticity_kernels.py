@@ -49,37 +49,37 @@ def csr_on_pre_kernel(
     weights: ti.types.ndarray(ndim=1),
     indices: ti.types.ndarray(ndim=1),
     indptr: ti.types.ndarray(ndim=1),
-    spikes: ti.types.ndarray(ndim=1),
-    trace: ti.types.ndarray(ndim=1),
+    pre_spikes: ti.types.ndarray(ndim=1),
+    post_trace: ti.types.ndarray(ndim=1),
     w_min: ti.types.ndarray(ndim=0),
     w_max: ti.types.ndarray(ndim=0),
     out: ti.types.ndarray(ndim=1),
     fixed: ti.template(),
 ):
     """CSR (``fixed=False``) or fixed-number (``fixed=True``: ``indptr`` unused, rows of
-    ``len(indices) // len(spikes)`` synapses) ``on_pre`` update."""
+    ``len(indices) // len(pre_spikes)`` synapses) ``on_pre`` update."""
     nnz = ti.min(ti.min(weights.shape[0], out.shape[0]), indices.shape[0])
-    n_rows = spikes.shape[0]
+    n_rows = pre_spikes.shape[0]
     if ti.static(not fixed):
         n_rows = ti.min(n_rows, indptr.shape[0] - 1)
-    k = indices.shape[0] // ti.max(spikes.shape[0], 1)
-    n_tr = trace.shape[0]
+    k = indices.shape[0] // ti.max(pre_spikes.shape[0], 1)
+    n_tr = post_trace.shape[0]
     for i in range(n_rows):
-        si = spikes[i]
-        if _nonzero(spikes, si):
+        si = pre_spikes[i]
+        if _nonzero(pre_spikes, si):
             a = i * k
             b = a + k
             if ti.static(not fixed):
                 a, b = _bounds(indptr, i, nnz)
             b = ti.min(b, nnz)
-            sc = _scale(spikes, si, out.get_type().element_type)
+            sc = _scale(pre_spikes, si, out.get_type().element_type)
             lo = ti.cast(w_min[None], out.get_type().element_type)
             hi = ti.cast(w_max[None], out.get_type().element_type)
             for j in range(a, b):
                 c = indices[j]
                 if _valid(c, n_tr):
                     # out starts as weights (the Operator's aliases): read the cell being written
-                    out[j] = _clip(out[j] + sc * ti.cast(trace[ti.cast(c, ti.i32)], out.get_type().element_type),
+                    out[j] = _clip(out[j] + sc * ti.cast(post_trace[ti.cast(c, ti.i32)], out.get_type().element_type),
                                    lo, hi)  # fmt: skip
 
 
@@ -89,8 +89,8 @@ def csr_on_post_kernel(
     ptr_t: ti.types.ndarray(ndim=1),
     perm: ti.types.ndarray(ndim=1),
     rows_t: ti.types.ndarray(ndim=1),
-    spikes: ti.types.ndarray(ndim=1),
-    trace: ti.types.ndarray(ndim=1),
+    post_spikes: ti.types.ndarray(ndim=1),
+    pre_trace: ti.types.ndarray(ndim=1),
     w_min: ti.types.ndarray(ndim=0),
     w_max: ti.types.ndarray(ndim=0),
     out: ti.types.ndarray(ndim=1),
@@ -98,12 +98,12 @@ def csr_on_post_kernel(
     """``on_post`` update through the column index (CSR and fixed-number weights alike)."""
     nnz = ti.min(weights.shape[0], out.shape[0])
     n_perm = ti.min(perm.shape[0], rows_t.shape[0])
-    n_tr = trace.shape[0]
-    for c in range(ti.min(spikes.shape[0], ptr_t.shape[0] - 1)):
-        sc0 = spikes[c]
-        if _nonzero(spikes, sc0):
+    n_tr = pre_trace.shape[0]
+    for c in range(ti.min(post_spikes.shape[0], ptr_t.shape[0] - 1)):
+        sc0 = post_spikes[c]
+        if _nonzero(post_spikes, sc0):
             a, b = _bounds(ptr_t, c, n_perm)
-            sc = _scale(spikes, sc0, out.get_type().element_type)
+            sc = _scale(post_spikes, sc0, out.get_type().element_type)
             lo = ti.cast(w_min[None], out.get_type().element_type)
             hi = ti.cast(w_max[None], out.get_type().element_type)
             for q in range(a, b):
@@ -113,7 +113,7 @@ def csr_on_post_kernel(
                     jj = ti.cast(j, ti.i32)
                     # out starts as weights (aliases): one random cell per synapse, not two (under
                     # jax.jit without donation they are two buffers)
-                    out[jj] = _clip(out[jj] + sc * ti.cast(trace[ti.cast(r, ti.i32)], out.get_type().element_type),
+                    out[jj] = _clip(out[jj] + sc * ti.cast(pre_trace[ti.cast(r, ti.i32)], out.get_type().element_type),
                                     lo, hi)  # fmt: skip
 
 
@@ -181,18 +181,12 @@ def column_index_kernel(
             ptr_t[0] = 0
 
 
-@ti.kernel
-def dense_on_pre_kernel(
-    weights: ti.types.ndarray(ndim=2),
-    spikes: ti.types.ndarray(ndim=1),
-    trace: ti.types.ndarray(ndim=1),
-    w_min: ti.types.ndarray(ndim=0),
-    w_max: ti.types.ndarray(ndim=0),
-    out: ti.types.ndarray(ndim=2),
-    post: ti.template(),
-):
+@ti.func
+def _dense_update(weights: ti.template(), spikes: ti.template(), trace: ti.template(), w_min: ti.template(),
+                  w_max: ti.template(), out: ti.template(), post: ti.template()):  # fmt: skip
     """Dense ``on_pre`` (rows of spiking ``i``: ``W[i, :] += s_i trace``) or, ``post``, ``on_post``
-    (columns of spiking ``j``: ``W[:, j] += s_j trace``)."""
+    (columns of spiking ``j``: ``W[:, j] += s_j trace``); at the top level of its kernel, so
+    that the loop over the spiking rows (columns) is the parallel one."""
     m = ti.min(weights.shape[0], out.shape[0])
     n = ti.min(weights.shape[1], out.shape[1])
     lo = ti.cast(w_min[None], out.get_type().element_type)
@@ -215,3 +209,32 @@ def dense_on_pre_kernel(
                     out[i, j] = _clip(
                         weights[i, j] + sc * ti.cast(trace[i], out.get_type().element_type), lo, hi
                     )
+
+
+# Two kernels, not one with a ``post`` switch: an Operator's messages name its kernel's
+# parameters, and the two updates' public arguments differ (pre_spikes/post_trace and
+# post_spikes/pre_trace).
+@ti.kernel
+def dense_on_pre_kernel(
+    weights: ti.types.ndarray(ndim=2),
+    pre_spikes: ti.types.ndarray(ndim=1),
+    post_trace: ti.types.ndarray(ndim=1),
+    w_min: ti.types.ndarray(ndim=0),
+    w_max: ti.types.ndarray(ndim=0),
+    out: ti.types.ndarray(ndim=2),
+):
+    """Dense ``on_pre``: ``W[i, :] += s_i post_trace`` on the rows of spiking ``i``."""
+    _dense_update(weights, pre_spikes, post_trace, w_min, w_max, out, False)
+
+
+@ti.kernel
+def dense_on_post_kernel(
+    weights: ti.types.ndarray(ndim=2),
+    post_spikes: ti.types.ndarray(ndim=1),
+    pre_trace: ti.types.ndarray(ndim=1),
+    w_min: ti.types.ndarray(ndim=0),
+    w_max: ti.types.ndarray(ndim=0),
+    out: ti.types.ndarray(ndim=2),
+):
+    """Dense ``on_post``: ``W[:, j] += s_j pre_trace`` on the columns of spiking ``j``."""
+    _dense_update(weights, post_spikes, pre_trace, w_min, w_max, out, True)
