@@ -17,6 +17,12 @@ from . import _csr, _validate, _xp
 
 __all__ = ["CSR"]
 
+_PREPARE = (
+    "this product needs the transposed structure of the matrix (A @ s with events, A.T @ v with floats), "
+    "built from the index values at the first such product, which a traced computation cannot read; "
+    "call A.prepare() once before torch.compile"
+)
+
 
 class CSR:
     r"""An immutable CSR matrix ``A`` of shape ``(m, n)`` with ``@``, ``.T`` and a cached transpose.
@@ -85,7 +91,7 @@ class CSR:
            [0., 3., 0.]], dtype=float32)
     """
 
-    __slots__ = ("weights", "indices", "indptr", "shape", "_t", "_struct_t", "_is_t")
+    __slots__ = ("weights", "indices", "indptr", "shape", "_t", "_struct_t", "_is_t", "_build")
     __array_ufunc__ = None  # ``ndarray @ CSR`` defers to CSR.__rmatmul__
 
     def __init__(self, weights, indices, indptr, *, shape):
@@ -103,6 +109,9 @@ class CSR:
         self._t = None  # the CSR of A.T (a transposed view until a product needs its arrays)
         self._struct_t = None  # (indices_t, indptr_t, perm) of A.T, built once
         self._is_t = False  # this object is the .T view of another: its arrays are the other's
+        # the transpose's builder reads the index values: torch.compile runs it eagerly (a
+        # graph break; under fullgraph=True an error that says to call prepare() first)
+        self._build = _xp.eager_only(self._build_transpose, idx, _PREPARE)
 
     # ------------------------------------------------------------------ structure
 
@@ -133,11 +142,7 @@ class CSR:
         """The CSR arrays of ``S.T`` (``S`` the stored matrix), built once and cached on ``S``."""
         owner = self._t if self._is_t else self
         if owner._struct_t is None:
-            w, idx, ptr, shape = owner.weights, owner.indices, owner.indptr, owner.shape
-            _, it, pt, perm = _csr.csr_transpose(
-                np.float32(0), idx, ptr, shape=shape, return_permutation=True
-            )
-            owner._struct_t = (it, pt, perm)
+            owner._build()
         it, pt, perm = owner._struct_t[:3]
         w = owner.weights
         if len(w.shape) == 0:
@@ -151,6 +156,14 @@ class CSR:
         if not _xp.is_traced(wt) and not getattr(w, "requires_grad", False):
             owner._struct_t = (it, pt, perm, wt)
         return wt, it, pt
+
+    def _build_transpose(self):
+        if _xp.is_traced(self.indices) or _xp.is_traced(self.indptr):  # not run eagerly after all
+            raise RuntimeError(f"CSR @: {_PREPARE}")
+        _, it, pt, perm = _csr.csr_transpose(
+            np.float32(0), self.indices, self.indptr, shape=self.shape, return_permutation=True
+        )
+        self._struct_t = (it, pt, perm)
 
     # ------------------------------------------------------------------ products
 
@@ -183,6 +196,42 @@ class CSR:
         if len(getattr(x, "shape", ())) == 2:
             return self._product(x.T, True).T
         return self._product(x, True)
+
+    def prepare(self) -> CSR:
+        """Build the cached transposed structure now, and return ``self``.
+
+        The first product that needs it (``A @ s`` with events, ``A.T @ v`` with floats)
+        builds it otherwise. Under ``torch.compile`` that build runs eagerly (a graph
+        break), and ``fullgraph=True`` refuses it: call this before compiling.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from tiarray.operators import CSR
+        >>> A = CSR(np.ones(3, np.float32), np.array([0, 2, 1]), np.array([0, 2, 3]), shape=(2, 3)).prepare()
+        >>> (A @ np.array([True, False, True])).tolist()
+        [2.0, 0.0]
+        """
+        self._transposed_arrays()
+        return self
+
+    def dot(self, x):
+        """``A @ x``, as a method: the form ``torch.compile(fullgraph=True)`` can trace.
+
+        Dynamo (torch 2.13) does not call the ``@`` of a non-tensor object beside a tensor
+        (``A @ x`` and ``x @ A`` break the graph: "Failed to convert args/kwargs to proxy");
+        it traces a method call. ``x @ A`` is ``A.T.dot(x)`` (1-D ``x``). A product that
+        needs the transposed structure needs :meth:`prepare` before compiling.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from tiarray.operators import CSR
+        >>> A = CSR(np.ones(3, np.float32), np.array([0, 2, 1]), np.array([0, 2, 3]), shape=(2, 3))
+        >>> A.dot(np.array([True, False, True])).tolist(), A.T.dot(np.array([True, True])).tolist()
+        ([2.0, 0.0], [1.0, 1.0, 1.0])
+        """
+        return self._product(x, False)
 
     def with_weights(self, weights) -> CSR:
         """A CSR with the same connectivity and new weights, sharing the cached transpose.

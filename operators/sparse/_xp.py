@@ -185,6 +185,16 @@ def stack(xs, axis: int = 0):
     return np.stack(list(xs), axis=axis)
 
 
+def eager_only(fn, like, reason):
+    """``fn``, or for torch arrays ``like`` the same function that ``torch.compile`` does not
+    trace but runs eagerly (a graph break; under ``fullgraph=True`` Dynamo's error, with
+    ``reason``): for work that reads array values (made where no trace runs, e.g. in a
+    constructor, since Dynamo may not trace the wrapping itself)."""
+    if framework_of(like) != "torch":
+        return fn
+    return sys.modules["torch"].compiler.disable(fn, reason=reason)
+
+
 def is_traced(x) -> bool:
     """Whether ``x`` has no concrete value here (a JAX tracer, a torch fake/traced tensor)."""
     if is_jax_tracer(x):
