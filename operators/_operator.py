@@ -33,7 +33,7 @@ import weakref
 from tiarray import _internal as _core
 from tiarray._internal import P_ARRAY as _P_ARRAY
 from tiarray._internal import P_TEMPLATE as _P_TEMPLATE
-from tiarray._internal import KernelSignatureError, Launcher
+from tiarray._internal import KernelSignatureError, Launcher, stored_params
 from tiarray._internal import dtypes as _dtypes
 
 from ._partition import PartitionRule
@@ -391,7 +391,23 @@ class Operator:
             if [(p.name, p.kind) for p in other.params] != [(p.name, p.kind) for p in ref.params]:
                 raise TypeError(f"Operator({name!r}): the kernels in 'kernels' must have the same parameters")
         self.kernels = dict(kernels)
+        for q in ref.params:
+            if q.kind == _P_ARRAY and q.elem_shape:
+                # the Operator's routes pass every array with its full shape (the launch shape of
+                # a scalar-element parameter); a vector element's shape differs, and such a call
+                # crashed the process in the launch context (2026-12-05)
+                raise TypeError(
+                    f"Operator({name!r}): kernel parameter '{q.name}' is an ndarray with vector/matrix "
+                    f"elements (element shape {tuple(q.elem_shape)}); an Operator's array parameters must "
+                    f"have scalar elements: declare it ti.types.ndarray(dtype=<scalar>, ndim="
+                    f"{(q.ndim or 0) + len(q.elem_shape)}) and index the element axes (x[i, j])"
+                )
         self._params = [_Param(p, i) for i, p in enumerate(q for q in ref.params if q.kind != _P_TEMPLATE)]
+        # the array parameters a kernel stores into (x[i] = ...): checked per call signature
+        # against the inputs, which the Operator never lets a kernel change (a read-only NumPy
+        # array, a JAX buffer); writes through called functions are not seen
+        arrays = {p.name for p in self._params if p.is_array}
+        self._stored = set().union(*(stored_params(la.func, arrays) for la in launchers))
         self._template_names = tuple(ref.template_names)
         if not callable(outs):
             raise TypeError(f"Operator({name!r}): argument 'outs' must be callable, got {outs!r}")
@@ -679,6 +695,14 @@ class Operator:
                     f"{name}: outs() must return a ShapeDtype or a tuple of them; output {i} is {o!r}"
                 )
         outs = tuple(norm)
+        for p in self._params[:n_in]:
+            if p.name in self._stored:
+                raise TypeError(
+                    f"{name}: the kernel stores into '{p.name}', which this call passes as an input; an "
+                    "Operator never changes its inputs (a caller's array, a read-only NumPy array, a JAX "
+                    f"buffer): make '{p.name}' an output (outs=...), or use aliases={{'out': 'in'}} for an "
+                    "output that starts with an input's values"
+                )
         scratch = self._resolve_scratch(sds, call_static)
         n_scr = len(scratch[False])
         n_out = len(self._params) - n_in - n_scr

@@ -373,6 +373,41 @@ def _written_params(func, names) -> set:
     return written
 
 
+def stored_params(func, names) -> set:
+    """The parameters among ``names`` that the kernel ``func`` stores into in its own body:
+    ``x[i] = ...``, ``x[i] += ...``, ``ti.atomic_add(x[i], ...)`` (functions it calls are not
+    followed: a parameter passed to one is not counted, unlike :func:`_written_params`). An
+    empty set where the source cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    stored = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id in names):
+            continue
+        top = node
+        while isinstance(parents.get(top), ast.Subscript) and parents[top].value is top:
+            top = parents[top]
+        if top is node:
+            continue  # the bare name: not an element store
+        up = parents.get(top)
+        if isinstance(getattr(top, "ctx", None), (ast.Store, ast.Del)):
+            stored.add(node.id)
+        elif (
+            isinstance(up, ast.Call)
+            and up.args
+            and up.args[0] is top
+            and _call_name(up).startswith("atomic_")
+        ):
+            stored.add(node.id)
+    return stored
+
+
 def plain_kernel_args(kernel, func, params, args: tuple, kwargs: dict) -> tuple:
     """The arguments of a user's own ``@ti.kernel`` call with each TiArray at an
     ``ndarray()`` parameter replaced by a view Taichi's launch path takes (NumPy on the

@@ -17,7 +17,8 @@ Data types and checks
     ``dtypes`` (the module :mod:`tiarray._dtypes`), ``check_bool``.
 Memory and interchange
     ``TiArray``, ``empty_owned``, ``copy_array``, ``view_of``, ``numpy_data_ptr``,
-    ``asarray``, ``from_dlpack``, ``framework_of``, ``is_jax_tracer``, ``cuda`` (:mod:`tiarray._cuda`).
+    ``asarray``, ``from_dlpack``, ``framework_of``, ``is_jax_tracer``, ``cuda`` (:mod:`tiarray._cuda`),
+    ``stored_params`` (the ndarray parameters a kernel stores into).
 Launcher (:mod:`tiarray._launch`)
     ``Launcher``, ``KernelSignatureError``, ``IEEE``, ``launch_lock``, ``host_runner`` (and, for
     other generated runners, ``runner_array_set`` and ``runner_launch``), the kernel
@@ -45,7 +46,7 @@ from ._buffer import empty_owned
 from ._detect import TAICHI_FAMILY, framework_of, is_jax_tracer
 from ._foreign import view_of
 from ._hostptr import numpy_data_ptr
-from ._interchange import asarray, from_dlpack
+from ._interchange import asarray, from_dlpack, stored_params
 from ._kernels.copy import copy_array
 from ._launch import _P_ARRAY as P_ARRAY
 from ._launch import _P_FLOAT as P_FLOAT
@@ -63,7 +64,7 @@ __all__ = [
     "arg_buffer", "array_slot", "task_launch",
     "program", "CACHES", "ensure_init", "register_cache", "current_device", "is_cpu", "cpu_workers",
     "dtypes", "check_bool",
-    "TiArray", "empty_owned", "copy_array", "view_of", "numpy_data_ptr", "asarray", "from_dlpack", "framework_of",
+    "TiArray", "empty_owned", "copy_array", "view_of", "numpy_data_ptr", "asarray", "from_dlpack", "stored_params", "framework_of",
     "is_jax_tracer", "TAICHI_FAMILY", "cuda",
     "Launcher", "KernelSignatureError", "IEEE", "launch_lock", "debug_mode", "host_runner", "runner_array_set", "runner_launch", "P_ARRAY", "P_FLOAT", "P_INT", "P_UINT", "P_TEMPLATE",
 ]  # fmt: skip

@@ -204,6 +204,45 @@ def test_error_bad_construction():
         ta.Operator("bad", kernel=affine.kernels["cpu"], outs=lambda x: x, nondiff=("nope",))
 
 
+def test_error_vector_element_parameter():
+    # an Operator's routes launch arrays with their full shape: a vector-element parameter
+    # crashed the process on its first call (SIGSEGV in the launch context, 2026-12-05)
+    ti = _backend.ti
+
+    @ti.kernel
+    def k(x: ti.types.ndarray(dtype=ti.math.vec3, ndim=1), out: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+        for i in x:
+            out[i] = x[i].sum()
+
+    with pytest.raises(TypeError, match=r"parameter 'x' is an ndarray with vector/matrix elements .*ndim=2"):
+        ta.Operator("vec_param", kernel=k, outs=lambda x: ta.ShapeDtype(x.shape[:1], x.dtype))
+
+
+def test_error_kernel_that_stores_into_an_input():
+    # a kernel writing an input changed a read-only NumPy array (and JAX buffers) in place
+    ti = _backend.ti
+
+    @ti.kernel
+    def k(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):
+        for i in x:
+            x[i] += 7
+            out[i] = 1
+
+    op = ta.Operator("stores_input", kernel=k, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype))
+    x = np.arange(3, dtype=np.float32)
+    x.flags.writeable = False
+    with pytest.raises(
+        TypeError, match="stores_input: the kernel stores into 'x', which this call passes as an input"
+    ):
+        op(x)
+    np.testing.assert_array_equal(x, [0, 1, 2])
+    # the same kernel with x as an output (no inputs) is fine
+    op2 = ta.Operator("stores_output", kernel=k, outs=lambda: (ta.ShapeDtype((3,), "float32"),) * 2)
+    a, b = op2()
+    np.testing.assert_array_equal(a, [7, 7, 7])
+    np.testing.assert_array_equal(b, [1, 1, 1])
+
+
 def test_shape_dtype():
     s = ta.ShapeDtype([2, 3], np.float32)
     assert s.shape == (2, 3) and s.dtype is ta.float32 and s.ndim == 2 and s.size == 6
