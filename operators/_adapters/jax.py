@@ -767,8 +767,46 @@ class _JaxOp:
         outs = _as_tuple(outs, res.single, op, "batch")
         if res.single and not isinstance(oaxes, (tuple, list)):
             oaxes = (oaxes,)
-        oaxes = [_not_mapped if a is None else a for a in oaxes]
+        size = next(_typeof(a).shape[d] for a, d in zip(args, dims) if d is not _not_mapped)
+        oaxes = _check_batch_outs(op, outs, oaxes, res.outs, size)
         return list(outs), oaxes
+
+
+def _check_batch_outs(op, outs, oaxes, want, size):
+    """The batch rule's ``out_axes`` (negative ones normalised, ``None`` as not mapped), after
+    checking each output against the call's: its shape with the batch axis of length
+    ``size`` removed, and its dtype (a wrong rule gave wrong shapes silently, and a negative
+    axis an AssertionError inside JAX)."""
+    if len(oaxes) != len(outs):
+        raise TypeError(f"{op.name}: the batch rule returned {len(outs)} output(s) and {len(oaxes)} out_axes")
+    norm = []
+    for i, (o, a, w) in enumerate(zip(outs, oaxes, want)):
+        av = _typeof(o)
+        shape = tuple(av.shape)
+        if a is not None:
+            if (
+                not isinstance(a, (int, np.integer))
+                or isinstance(a, bool)
+                or not -len(shape) <= a < len(shape)
+            ):
+                raise TypeError(
+                    f"{op.name}: the batch rule's out_axes[{i}] must be None or an axis of its output of "
+                    f"shape {shape}, got {a!r}"
+                )
+            a = int(a) % len(shape)
+            if shape[a] != size:
+                raise TypeError(
+                    f"{op.name}: the batch rule's output {i} has {shape[a]} entries along its batch axis {a} "
+                    f"(shape {shape}); the vmap has {size}"
+                )
+            shape = shape[:a] + shape[a + 1 :]
+        if shape != tuple(w.shape) or np.dtype(av.dtype).name != w.dtype.name:
+            raise TypeError(
+                f"{op.name}: the batch rule's output {i} is {np.dtype(av.dtype).name}{list(shape)} per batch "
+                f"element; the call's output is {w.dtype.name}{list(w.shape)}"
+            )
+        norm.append(_not_mapped if a is None else a)
+    return norm
 
 
 # ----------------------------------------------------------------------------- sharding types

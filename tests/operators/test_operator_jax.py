@@ -391,3 +391,40 @@ def test_scratch_and_per_call_policy_under_jit():
     g = jax.jit(lambda x: psum_fixed(x, mode="parallel"))
     assert np.asarray(g(jnp.asarray(many))).tolist() == [many.sum(), 3.0]
     assert np.asarray(psum_fixed(jnp.asarray(many), mode="serial")).tolist() == [many.sum(), 0.0]
+
+
+def test_batch_rule_outputs_are_checked():
+    """A batch rule's outputs are checked against the call's (a wrong shape came back
+    silently), and a negative out_axes is an axis counted from the end (it raised a bare
+    AssertionError inside JAX before 2026-12-05)."""
+    from tiarray import _backend
+
+    ti = _backend.ti
+
+    @ti.kernel
+    def k(x: ti.types.ndarray(), out: ti.types.ndarray()):
+        for i in ti.grouped(x):
+            out[i] = x[i] * 2
+
+    def outs(x):
+        return ta.ShapeDtype(x.shape, x.dtype)
+
+    def last(args, axes):  # the batch axis moved last
+        (x,), (ax,) = args, axes
+        return neg(jnp.moveaxis(x, ax, -1).reshape(-1)).reshape(jnp.moveaxis(x, ax, -1).shape), -1
+
+    neg = ta.Operator("batch_neg_axis", kernel=k, outs=outs, batch=last)
+    x = jnp.arange(6.0).reshape(3, 2)
+    np.testing.assert_array_equal(jax.vmap(neg, in_axes=1)(x), 2 * np.asarray(x).T)
+    bad = {
+        "batch_too_long": (lambda a, ax: (jnp.ones(7), 0), "output 0 has 7 entries along its batch axis 0"),
+        "batch_bad_axis": (lambda a, ax: (a[0], 5), r"out_axes\[0\] must be None or an axis"),
+        "batch_bad_dtype": (
+            lambda a, ax: (a[0].astype(jnp.int32), 0),
+            "output 0 is int32.* the call's output is float32",
+        ),
+    }
+    for name, (rule, msg) in bad.items():
+        op = ta.Operator(name, kernel=k, outs=outs, batch=rule)
+        with pytest.raises(TypeError, match=f"{name}: the batch rule's {msg}"):
+            jax.vmap(op)(jnp.ones((2, 3), jnp.float32))
