@@ -180,6 +180,56 @@ def _scalar_dtype(anno) -> _dtypes.DType:
     return d
 
 
+def _is_complex(v) -> bool:
+    """Whether the scalar ``v`` (a Python or NumPy number, a 0-d array or tensor) is complex."""
+    if isinstance(v, complex):
+        return True
+    d = getattr(v, "dtype", None)
+    return d is not None and (getattr(d, "kind", "") == "c" or getattr(d, "is_complex", False) is True)
+
+
+def scalar_converter(op_name: str, p):
+    """``conv(value) -> int | float``: the number a call passes to the scalar parameter ``p``,
+    refused with a clear error where it is not one Taichi can take: a complex value (for a
+    float one Python drops the imaginary part), NaN or infinity for an integer, an integer
+    outside the parameter's range (Taichi wraps it: 300 reached a u8 as 44)."""
+    name, dt = p.name, p.dtype.name
+
+    def bad(v, why, exc=TypeError):
+        return exc(f"{op_name}: argument '{name}' is a scalar parameter ({dt}); {why}, got {v!r}")
+
+    if p.kind not in (_core.P_INT, _core.P_UINT):
+
+        def conv_float(v):
+            if _is_complex(v):
+                raise bad(v, "a complex value has no real equivalent")
+            try:
+                return float(v)
+            except (TypeError, ValueError) as e:
+                raise bad(v, "expected a real number") from e
+
+        return conv_float
+    bits = p.dtype.itemsize * 8
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if p.kind == _core.P_INT else (0, (1 << bits) - 1)
+
+    def conv_int(v):
+        if _is_complex(v):
+            raise bad(v, "a complex value has no integer equivalent")
+        try:
+            i = int(v)
+        except (TypeError, ValueError, OverflowError) as e:  # NaN, inf, non-numbers
+            raise bad(
+                v,
+                "expected a finite number",
+                ValueError if isinstance(e, (ValueError, OverflowError)) else TypeError,
+            ) from e
+        if not lo <= i <= hi:
+            raise bad(v, f"the value must be in [{lo}, {hi}]", ValueError)
+        return i
+
+    return conv_int
+
+
 class _Param:
     """A non-template kernel parameter as the Operator sees it."""
 

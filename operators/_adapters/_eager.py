@@ -12,8 +12,9 @@ reads, the output allocation and the launch. ``op._plans`` is a per-program cach
 from __future__ import annotations
 
 from tiarray import _internal as _core
-from tiarray._internal import P_FLOAT as _P_FLOAT
 from tiarray._internal import host_runner
+
+from .._operator import scalar_converter
 
 __all__ = [
     "Plan", "make_plan", "runner_inputs", "remember_fast", "guard_checks", "set_runners", "scratch_outs", "run_plan",
@@ -25,7 +26,7 @@ class Plan:
         "res",  # the operator's _Resolved
         "res_op",  # the Operator
         "spec",  # compiled Launcher spec
-        "in_conv",  # per input: None (array) or a scalar converter (float / int)
+        "in_conv",  # per input: None (array) or a scalar converter (_operator.scalar_converter)
         "in_shapes",  # per input: launch shape of an array input (None for scalars)
         "in_nbytes",  # per input: bytes of an array input (None for scalars)
         "out_shapes",  # per output: the array shape
@@ -90,7 +91,7 @@ def make_plan(op, skey, in_sds, fw: str, device_kind: str) -> Plan:
             shapes.append(_launch_shape(sd))
             nbytes.append(sd.size * sd.dtype.itemsize)
         else:
-            conv.append(float if prm.kind == _P_FLOAT else int)
+            conv.append(scalar_converter(op.name, prm))
             shapes.append(None)
             nbytes.append(None)
     p.in_conv = tuple(conv)

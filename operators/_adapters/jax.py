@@ -988,6 +988,11 @@ def call(op, args, static):
                         f"{op.name}: argument '{p.name}' is a scalar parameter ({p.dtype.name}); got an array "
                         f"of shape {a.shape}"
                     )
+                if np.dtype(a.dtype).kind == "c":  # astype would drop the imaginary part
+                    raise TypeError(
+                        f"{op.name}: argument '{p.name}' is a scalar parameter ({p.dtype.name}); a complex "
+                        f"value has no real equivalent, got an array of dtype {a.dtype}"
+                    )
                 want = _canon(p.dtype)
                 if a.dtype != want:
                     a = a.astype(want)
@@ -998,7 +1003,17 @@ def call(op, args, static):
                         f"{op.name}: argument '{p.name}' is a scalar parameter; expected a number, got "
                         f"{type(a).__name__}"
                     )
-                jargs.append(np.asarray(a, dtype=_canon(p.dtype)))
+                v = _operator.scalar_converter(op.name, p)(
+                    a
+                )  # complex, NaN for an int, out of range: clear errors
+                want = _canon(p.dtype)
+                try:
+                    jargs.append(np.asarray(v, dtype=want))
+                except OverflowError:  # an int64 parameter is int32 without jax_enable_x64
+                    raise ValueError(
+                        f"{op.name}: argument '{p.name}' ({p.dtype.name}) reaches JAX as {np.dtype(want).name} "
+                        f"(jax_enable_x64 is off), which cannot hold {a!r}"
+                    ) from None
     if any(isinstance(a, _Tracer) for a in jargs):
         jargs = _match_vma(jargs)
     outs = st.fwd.bind(*jargs, static=skey)

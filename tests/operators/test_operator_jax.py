@@ -428,3 +428,28 @@ def test_batch_rule_outputs_are_checked():
         op = ta.Operator(name, kernel=k, outs=outs, batch=rule)
         with pytest.raises(TypeError, match=f"{name}: the batch rule's {msg}"):
             jax.vmap(op)(jnp.ones((2, 3), jnp.float32))
+
+
+def test_scalar_parameters_refuse_what_they_cannot_hold():
+    """Under jax.jit a complex value for a float parameter lost its imaginary part silently,
+    and 300 for a u8 raised NumPy's bare OverflowError (2026-12-05)."""
+    from tiarray import _backend
+
+    ti = _backend.ti
+
+    @ti.kernel
+    def k(a: ti.f32, b: ti.u8, x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):
+        for i in x:
+            out[i] = a * x[i] + b
+
+    op = ta.Operator("scalars_ab", kernel=k, outs=lambda a, b, x: ta.ShapeDtype(x.shape, x.dtype))
+    x = jnp.ones(3, jnp.float32)
+    np.testing.assert_array_equal(jax.jit(lambda a: op(a, 255, x))(2.0), [257.0] * 3)
+    with pytest.raises(
+        TypeError, match=r"scalars_ab: argument 'a' is a scalar parameter \(float32\); a complex"
+    ):
+        jax.jit(lambda a: op(a, 1, x))(2 + 1j)
+    with pytest.raises(
+        ValueError, match=r"scalars_ab: argument 'b' is a scalar parameter \(uint8\); the value must"
+    ):
+        jax.jit(lambda: op(1.0, 300, x))()

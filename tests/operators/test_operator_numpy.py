@@ -243,6 +243,44 @@ def test_error_kernel_that_stores_into_an_input():
     np.testing.assert_array_equal(b, [1, 1, 1])
 
 
+def _fill_op(name, tdtype):
+    ti = _backend.ti
+
+    @ti.kernel
+    def k(a: tdtype, x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):
+        for i in x:
+            out[i] = a
+
+    return ta.Operator(name, kernel=k, outs=lambda a, x: ta.ShapeDtype(x.shape, x.dtype))
+
+
+def test_scalar_parameters_refuse_what_they_cannot_hold():
+    """An integer outside a scalar parameter's range, NaN for an integer, a complex value for a
+    real one: clear errors (Taichi wrapped 300 into a u8 as 44, and the others raised raw
+    pybind/ctypes errors, 2026-12-05); the extremes of the range pass exactly."""
+    ti = _backend.ti
+    u8, i64, f32 = _fill_op("fill_u8", ti.u8), _fill_op("fill_i64", ti.i64), _fill_op("fill_f32", ti.f32)
+    z = np.zeros(2, np.int64)
+    np.testing.assert_array_equal(u8(255, z), [255, 255])
+    np.testing.assert_array_equal(u8(np.uint8(0), z), [0, 0])
+    np.testing.assert_array_equal(i64(-(2**63), z), [-(2**63)] * 2)
+    for op, v, exc, msg in [
+        (u8, 300, ValueError, r"\(uint8\); the value must be in \[0, 255\], got 300"),
+        (u8, -1, ValueError, r"\(uint8\); the value must be in \[0, 255\], got -1"),
+        (i64, 2**63, ValueError, r"\(int64\); the value must be in"),
+        (i64, float("nan"), ValueError, r"\(int64\); expected a finite number, got nan"),
+        (f32, np.array(1 + 2j), TypeError, r"\(float32\); a complex value has no real equivalent"),
+        (
+            f32,
+            np.complex64(1 + 2j),
+            TypeError,
+            r"(\(float32\); a complex value has no real|expected a number)",
+        ),
+    ]:
+        with pytest.raises(exc, match=f"^{op.name}: argument 'a' is a scalar parameter " + msg):
+            op(v, z)
+
+
 def test_shape_dtype():
     s = ta.ShapeDtype([2, 3], np.float32)
     assert s.shape == (2, 3) and s.dtype is ta.float32 and s.ndim == 2 and s.size == 6
