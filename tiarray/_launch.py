@@ -724,9 +724,11 @@ class Launcher:
         prim = _backend.kernel_of(kernel)
         # CompileConfig fields overridden for this kernel only (e.g. {"fast_math": False}
         # keeps LLVM's loop vectoriser off the reductions of a register-blocked kernel).
-        self.compile_options = dict(compile_options or {})
         self.func = _backend.kernel_function(prim)
         self.name = name or self.func.__name__
+        if compile_options is not None:
+            _backend.check_compile_options(compile_options, self.name)
+        self.compile_options = dict(compile_options or {})
         self.serial_threshold = serial_threshold
         self.params = [_Param(n, a, i) for i, (n, a) in enumerate(_backend.kernel_parameters(prim))]
         self.template_names = [p.name for p in self.params if p.kind == _P_TEMPLATE]

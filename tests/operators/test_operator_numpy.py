@@ -202,6 +202,15 @@ def test_error_bad_construction():
         ta.Operator("bad", kernel=affine.kernels["cpu"], outs=lambda x: x, transpose=lambda *a: a)
     with pytest.raises(TypeError, match="'nondiff' names 'nope'"):
         ta.Operator("bad", kernel=affine.kernels["cpu"], outs=lambda x: x, nondiff=("nope",))
+    # compile options are checked when the Operator is made (an unknown field raised an
+    # AttributeError, a wrong type pybind's error, at the first call; a list was ignored)
+    for opts, msg in [
+        ({"fast_maths": True}, "the CompileConfig has no field 'fast_maths'"),
+        ({"fast_math": "yes"}, r"compile_options\['fast_math'\] must be a bool, got 'yes'"),
+        ([("fast_math", True)], "argument 'compile_options' must be a dict, got list"),
+    ]:
+        with pytest.raises(TypeError, match=msg):
+            ta.Operator("bad", kernel=affine.kernels["cpu"], outs=lambda x: x, compile_options=opts)
 
 
 def test_error_vector_element_parameter():

@@ -47,7 +47,9 @@ Specialisation and compilation (once per signature, under the runtime lock)
     ``arg_index(slot)``   the launch context's index of the slot-th non-template
                           parameter (``(slot,)`` for taichi, ``slot`` for quadrants).
     ``program_config()``, ``config_with(cfg, overrides)``  the program's CompileConfig and
-                          a copy with some fields changed (never change the program's own).
+                          a copy with some fields changed (never change the program's own);
+                          ``check_compile_options(options, who)`` TypeError unless ``options``
+                          are CompileConfig fields and values they take.
 Launching (the hot path: these are the implementation's own bound methods, no wrapper)
     ``launchable.make_launch_context()`` -> ctx with ``set_arg_external_array_with_shape(
     index, ptr, nbytes, shape, grad_ptr)``, ``set_arg_float/int/uint(index, value)``;

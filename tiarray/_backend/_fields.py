@@ -270,6 +270,30 @@ class KernelCallHook:
 # ----------------------------------------------------------------------------- same code, two languages
 
 
+def options_checker(config_class):
+    """The backend's ``check_compile_options(options, who)``: that ``options`` is a dict of
+    ``CompileConfig`` fields and values those fields take, checked on a fresh config (no
+    program needed), else a TypeError naming ``who`` (an unknown field raised AttributeError,
+    a wrong type pybind's 'incompatible function arguments', at the first compile)."""
+
+    def check_compile_options(options, who: str) -> None:
+        if not isinstance(options, dict):
+            raise TypeError(f"{who}: argument 'compile_options' must be a dict, got {type(options).__name__}")
+        cfg = config_class()
+        for name, value in options.items():
+            if not isinstance(name, str) or name.startswith("_") or not hasattr(cfg, name):
+                raise TypeError(f"{who}: compile_options: the CompileConfig has no field {name!r}")
+            try:
+                setattr(cfg, name, value)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"{who}: compile_options[{name!r}] must be a {type(getattr(cfg, name)).__name__}, "
+                    f"got {value!r}"
+                ) from None
+
+    return check_compile_options
+
+
 def config_copier(config_class):
     """The backend's ``config_with(cfg, overrides)`` for its ``CompileConfig`` class: a copy of
     a config with some fields changed (the class has no copy constructor; the fields that can

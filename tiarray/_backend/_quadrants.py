@@ -42,7 +42,7 @@ __all__ = [
     "ARRAY", "FLOAT", "INT", "UINT", "TEMPLATE",
     "program", "start", "arch_name", "debug_checks", "cpu_max_num_threads", "sync", "materialize", "compiling_for_gpu",
     "kernel_of", "kernel_function", "kernel_parameters", "param_info", "type_name", "tensor_type", "is_func",
-    "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with", "arg_index",
+    "new_kernel", "array_feature", "SCALAR_FEATURE", "compile", "program_config", "config_with", "check_compile_options", "arg_index",
     "ndarray_ptr", "ndarray_layout", "alloc_bytes",
     "Field", "field_layout", "field_to_numpy", "set_kernel_arg_hook",
     "element_type", "call_external",
@@ -246,6 +246,7 @@ def program_config():
 
 
 config_with = _fields.config_copier(_core.CompileConfig)
+check_compile_options = _fields.options_checker(_core.CompileConfig)
 
 
 # ----------------------------------------------------------------------------- memory
