@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import importlib.abc
 import importlib.util
+import keyword
 import sys
 import threading
 
@@ -328,7 +329,12 @@ def _arg_name(n):
 class _TorchOp:
     def __init__(self, op):
         self.op = op
-        base = "".join(c if c.isalnum() or c == "_" else "_" for c in op.name)
+        # an identifier torch's schema parser takes: ASCII letters, digits and '_' (a non-ASCII
+        # letter raised UnicodeDecodeError), not starting with a digit, not a keyword ('def':
+        # "expected ident but found 'def'")
+        base = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in op.name)
+        if not base or base[0].isdigit() or keyword.iskeyword(base):
+            base = "op_" + base
         with _ops_lock:
             name = base
             k = 2

@@ -429,3 +429,25 @@ def test_a_jvp_rule_returning_too_many_tangents_is_an_error():
         TypeError, match=r"t_cube_two_tangents: the jvp rule must return one tangent per output \(1\), got 2"
     ):
         bad(x).sum().backward()
+
+
+@pytest.mark.parametrize("name", ["def", "1abc", "h\u00e9\u00e9", "my op"])
+def test_operator_names_torch_cannot_parse(torch, name):
+    """Any Operator name works on torch's autograd route (torch's schema parser raised on a
+    keyword, a leading digit and non-ASCII letters, 2026-12-05)."""
+    from tiarray import _backend
+
+    ti = _backend.ti
+
+    @ti.kernel
+    def k(x: ti.types.ndarray(), out: ti.types.ndarray()):
+        for i in ti.grouped(x):
+            out[i] = x[i] * 2
+
+    op = ta.Operator(name, kernel=k, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype), linear=("x",),
+                     transpose=lambda ct, p: (op(ct[0]),))  # fmt: skip
+    x = torch.ones(3, requires_grad=True)
+    y = op(x)
+    y.sum().backward()
+    np.testing.assert_array_equal(y.detach().numpy(), [2.0] * 3)
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0] * 3)
