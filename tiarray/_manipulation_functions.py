@@ -512,6 +512,12 @@ def _infer_shape(shape: tuple, size: int, old: tuple, func: str) -> tuple:
         )
     if len(neg) > 1:
         raise ValueError(f"{func}(): argument 'shape' can have only one -1, got {shape}")
+    if math.prod(s for s in shape if s > 0) > (1 << 62):
+        # with a zero size anywhere the element count is 0, but such a shape cannot be stated
+        # in int64 (DLPack, the array interface): (2**64, 0) came out as (0, 0), 2026-12-05
+        raise ValueError(
+            f"{func}(): argument 'shape' {shape} is too large (its nonzero sizes multiply past 2**62)"
+        )
     known = math.prod(s for s in shape if s >= 0)
     if neg:
         if known == 0 or size % known:
@@ -888,6 +894,8 @@ def repeat(x, repeats, /, *, axis=None) -> TiArray:
         ) from None
     if r < 0:
         raise ValueError(f"{func}(): argument 'repeats' must be non-negative, got {r}")
+    if n * r * math.prod(x._shape[:ax] + x._shape[ax + 1 :]) > (1 << 62):
+        raise ValueError(f"{func}(): {n} elements repeated {r} times cannot be allocated")
     # x as (..., n, 1, ...) broadcast to (..., n, r, ...), copied, then merged
     big = x._shape[: ax + 1] + (r,) + x._shape[ax + 1 :]
     bst = x._strides[: ax + 1] + (0,) + x._strides[ax + 1 :]

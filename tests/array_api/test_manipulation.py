@@ -414,3 +414,25 @@ def test_copies_are_new_memory():
     for r in (ta.concat((t, t)), ta.stack((t,)), ta.tile(t, (1,)), ta.roll(t, 1), ta.repeat(t, 1)):
         assert not shares(r, a)
         assert r.is_contiguous
+
+
+def test_repeat_and_reshape_sizes_past_int64():
+    """repeat summed its counts in int64 and wrapped (four counts of 2**62 gave an empty
+    array, 2026-12-05); reshape took sizes past int64 beside a zero ((2**64, 0) came out of
+    DLPack as (0, 0)). NumPy refuses both."""
+    x = ta.asarray([1.0, 2.0, 3.0, 4.0])
+    for reps in ([2**62] * 4, [2**63 - 1, 2**63 - 1, 3, 0], [2**62, 2**62, 0, 0]):
+        with pytest.raises(ValueError, match=r"repeat\(\): argument 'repeats' sums to more than"):
+            ta.repeat(x, ta.asarray(reps))
+    with pytest.raises(ValueError, match=r"repeat\(\): argument 'repeats' sums to more than"):
+        ta.repeat(x, ta.asarray(np.array([2**63, 1, 1, 1], np.uint64)))  # not 'negative'
+    with pytest.raises(ValueError, match=r"repeat\(\): 4 elements repeated 4611686018427387904 times"):
+        ta.repeat(x, 2**62)
+    assert_same(
+        ta.repeat(x, ta.asarray(np.array([1, 0, 2, 3], np.uint64))), np.repeat(np.asarray(x), [1, 0, 2, 3])
+    )
+    z = ta.zeros((0,))
+    for shape in ((2**64, 0), (2**63 - 1, 0), (2**32, 2**32, 0)):
+        with pytest.raises(ValueError, match=r"reshape\(\): argument 'shape' .* is too large"):
+            ta.reshape(z, shape)
+    assert ta.reshape(z, (2**31, 0, 2**31)).shape == (2**31, 0, 2**31)

@@ -9,6 +9,9 @@ from .._launch import IEEE, Launcher
 from ._strided import meta_arg
 from .gather import span as span_arg
 
+# the largest repeat total (an int64 sum that cannot wrap; no such array can be allocated)
+_REPEAT_LIMIT = 1 << 62
+
 
 @ti.kernel
 def _scan(
@@ -17,16 +20,27 @@ def _scan(
     meta: ti.types.ndarray(dtype=ti.i64, ndim=1),
     n: ti.i32,
 ):
-    """Exclusive prefix sum of the (strided) repeat counts; meta = [offset, stride, total, bad]."""
+    """Exclusive prefix sum of the (strided) repeat counts; meta = [offset, stride, total, bad]:
+    bad = 1 for a negative count, 2 for a total past ``_REPEAT_LIMIT`` (the int64 sum wrapped:
+    2**62 four times gave an empty result, 2026-12-05; a uint64 count past 2**63 read as
+    negative)."""
     ti.loop_config(serialize=True)
     for _ in range(1):
         acc = ti.cast(0, ti.i64)
         off = meta[0]
         st = meta[1]
         for i in range(n):
-            r = ti.cast(rep[off + i * st], ti.i64)
-            if r < 0:
+            v = rep[off + i * st]
+            r = ti.cast(v, ti.i64)
+            if ti.static(rep.get_type().element_type in (ti.u8, ti.u16, ti.u32, ti.u64)):
+                if ti.cast(v, ti.u64) > ti.u64(_REPEAT_LIMIT):
+                    meta[3] = 2
+                    r = 0
+            elif r < 0:
                 meta[3] = 1
+                r = 0
+            if r > ti.i64(_REPEAT_LIMIT) - acc:
+                meta[3] = 2
                 r = 0
             starts[i] = acc
             acc += r
@@ -94,8 +108,12 @@ def repeat_index(rep: TiArray, func: str) -> TiArray:
         _scan_l.spec(
             [(sd, 1, False), (_dtypes.int64, 1, False), (_dtypes.int64, 1, False)], (), serial=True
         ).launch([span, (starts._ptr, starts._nbytes(), starts._shape), meta_arg(meta), n])
-    if meta[3]:
+    if meta[3] == 1:
         raise ValueError(f"{func}(): argument 'repeats' must not contain negative values")
+    if meta[3] == 2:
+        raise ValueError(
+            f"{func}(): argument 'repeats' sums to more than {_REPEAT_LIMIT} elements: the result cannot be allocated"
+        )
     total = int(meta[2])
     out = empty_owned((total,), _dtypes.int64, rep._device)
     if total:
