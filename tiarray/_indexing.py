@@ -70,7 +70,13 @@ def _basic(x: TiArray, key: tuple, func: str) -> TiArray:
             if cnt:
                 ptr += start * st * it
             shape.append(cnt)
-            strides.append(st * step)
+            # an axis of one element has no stride to speak of: a step past 2**60 made one the
+            # array interface could not state (int64 overflow of its byte stride, 2026-12-05);
+            # it gets 0 there, as NumPy's (its own overflows to 0), and NumPy's stride elsewhere
+            stride = st * step
+            if cnt <= 1 and not -(1 << 63) <= stride * it < (1 << 63):
+                stride = 0
+            strides.append(stride)
             axis += 1
         else:
             i = operator.index(k)

@@ -409,3 +409,16 @@ def test_indexing_an_empty_axis_reads_nothing():
     with pytest.raises(IndexError, match="out of bounds"):
         ta.zeros((2, 0))[:, [-1]]
     assert_same(ta.zeros((0, 3))[:, [1, 2]], np.zeros((0, 2)))
+
+
+@pytest.mark.parametrize(
+    "key", [np.s_[:: 2**61], np.s_[:: -(2**62)], np.s_[3 :: 2**70], np.s_[:: 2**61, :: -(2**62)]]
+)
+def test_slices_with_huge_steps_read_back(key):
+    """A step past 2**60 gave a one-element view whose byte stride overflowed int64: NumPy,
+    copies and repr of it raised OverflowError (2026-12-05)."""
+    a = np.arange(12.0).reshape(3, 4) if isinstance(key, tuple) else np.arange(10.0)
+    v = ta.asarray(a)[key]
+    np.testing.assert_array_equal(np.asarray(v), a[key])
+    np.testing.assert_array_equal(np.asarray(ta.asarray(v, copy=True)), a[key])
+    assert "TiArray" in repr(v)
