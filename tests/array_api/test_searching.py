@@ -138,3 +138,18 @@ def test_arg_errors(name):
         f(ta.asarray(np.ones(3, np.bool_)))
     with pytest.raises(ValueError, match="zero elements"):
         f(ta.asarray(np.ones((0, 3))), axis=0)
+
+
+@pytest.mark.parametrize("n", [100, 10**6, 3 * 10**6 + 7])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_argmax_argmin_signed_zeros_first_occurrence(n, dtype):
+    """-0.0 and +0.0 are equal: the first of them is the extreme's index (the float keys
+    ordered -0.0 below +0.0, so a later +0.0 won, 2026-12-05); long rows take the chunked
+    kernel."""
+    x = np.full(n, -1.0, dtype)
+    x[10], x[n // 2] = -0.0, 0.0
+    assert int(ta.argmax(ta.asarray(x))) == int(np.argmax(x)) == 10
+    assert int(ta.argmin(ta.asarray(-x))) == int(np.argmin(-x)) == 10
+    m = np.full((4, n // 4), -1.0, dtype)
+    m[:, 3], m[:, -1] = -0.0, 0.0
+    np.testing.assert_array_equal(np.asarray(ta.argmax(ta.asarray(m), axis=1)), np.argmax(m, axis=1))

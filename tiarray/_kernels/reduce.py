@@ -609,6 +609,19 @@ def reduce_into(
 # ----------------------------------------------------------------------------- argmax/argmin
 
 
+@ti.func
+def _arg_key(v, key_t: ti.template(), fkey: ti.template()):
+    """An argmax/argmin key: -0.0's float key as +0.0's, since the two are equal values and
+    the first of them wins (the keys order -0.0 below +0.0: argmax([-0.0, 0.0]) was 1)."""
+    r = v
+    if ti.static(fkey):
+        if ti.static(key_t == ti.u32):
+            r = ti.select(v == ti.u32(0x7FFFFFFF), ti.u32(0x80000000), v)
+        else:
+            r = ti.select(v == ti.u64(0x7FFFFFFFFFFFFFFF), ti.u64(0x8000000000000000), v)
+    return r
+
+
 @ti.kernel
 def _argreduce(
     out: ti.types.ndarray(dtype=ti.i64, ndim=1),
@@ -640,7 +653,11 @@ def _argreduce(
             bidx = ti.cast(0, ti.i64)
             if m > 0:
                 off0, j0 = _walk_offset(meta, base, 0, ndi, ish)
-                best = _value(x, ti.cast(off0 + j0 * sL, ti.i32), op, acc_t, val_t, key_t, fkey, False, 1.0)
+                best = _arg_key(
+                    _value(x, ti.cast(off0 + j0 * sL, ti.i32), op, acc_t, val_t, key_t, fkey, False, 1.0),
+                    key_t,
+                    fkey,
+                )
             pos = ti.cast(0, ti.i64)
             while pos < m:
                 off, j = _walk_offset(meta, base, pos, ndi, ish)
@@ -648,7 +665,9 @@ def _argreduce(
                 lo = ti.cast(off + j * sL, ti.i32)
                 s = ti.cast(sL, ti.i32)
                 for k in range(ti.cast(r, ti.i32)):
-                    v = _value(x, lo + k * s, op, acc_t, val_t, key_t, fkey, False, 1.0)
+                    v = _arg_key(
+                        _value(x, lo + k * s, op, acc_t, val_t, key_t, fkey, False, 1.0), key_t, fkey
+                    )
                     better = v > best
                     if ti.static(op == MIN):
                         better = v < best
@@ -692,10 +711,10 @@ def _argreduce_chunks(
             pval[t] = ar
     for o in range(n_out):
         b = o * n_chunks
-        best = ti.cast(pval[b], acc_t)
+        best = _arg_key(ti.cast(pval[b], acc_t), key_t, fkey)
         cb = 0
         for c in range(1, n_chunks):
-            v = ti.cast(pval[b + c], acc_t)
+            v = _arg_key(ti.cast(pval[b + c], acc_t), key_t, fkey)
             better = v > best
             if ti.static(op == MIN):
                 better = v < best
@@ -718,7 +737,10 @@ def _argreduce_chunks(
             st = ti.cast(sL, ti.i32)
             hit = -1
             for k in range(ti.cast(r, ti.i32)):
-                if _value(x, lo + k * st, op, acc_t, val_t, key_t, fkey, False, 1.0) == best:
+                if (
+                    _arg_key(_value(x, lo + k * st, op, acc_t, val_t, key_t, fkey, False, 1.0), key_t, fkey)
+                    == best
+                ):
                     hit = k
                     break
             if hit >= 0:
