@@ -667,6 +667,13 @@ class _JaxOp:
             tans = tuple(t if m else None for t, m in zip(tangents, nz))
             tout = op.jvp(tuple(primals), tans, **sd)
             touts = _as_tuple(tout, res.single, op, "jvp")
+            if len(touts) != len(out_avals):
+                raise TypeError(
+                    f"{op.name}: the jvp rule returned {len(touts)} tangents for {len(out_avals)} outputs"
+                )
+            for i, (t, a) in enumerate(zip(touts, out_avals)):
+                if t is not None:
+                    _check_rule_array(op, "jvp", f"tangent {i}", t, a.to_tangent_aval())
         elif op.transpose is not None:
             touts = None
             for i, (p, m) in enumerate(zip(op._params, nz)):
@@ -716,12 +723,15 @@ class _JaxOp:
                 f"{op.name}: the transpose rule must return a tuple with one entry per input ({n_in}), got {r!r}"
             )
         out = []
-        for a, v, av in zip(args, r, avals):
+        for i, (a, v, av) in enumerate(zip(args, r, avals)):
             if not ad.is_undefined_primal(a):
                 out.append(None)
             elif v is None:
                 out.append(_Zero(av.to_tangent_aval()))
             else:
+                _check_rule_array(
+                    op, "transpose", f"cotangent of '{op._params[i].name}'", v, av.to_tangent_aval()
+                )
                 out.append(v)
         return out
 
@@ -906,6 +916,17 @@ def _is_zero(t) -> bool:
         return _typeof(t).dtype == _float0
     except Exception:
         return False
+
+
+def _check_rule_array(op, rule, what, x, want):
+    """A rule's array ``x`` must have the shape and dtype of the aval ``want`` (a tangent of a
+    wrong shape or dtype came back from jax.jvp as it was)."""
+    got = _typeof(x)
+    if tuple(got.shape) != tuple(want.shape) or np.dtype(got.dtype) != np.dtype(want.dtype):
+        raise TypeError(
+            f"{op.name}: the {rule} rule's {what} is {np.dtype(got.dtype).name}{list(got.shape)}; expected "
+            f"{np.dtype(want.dtype).name}{list(want.shape)}"
+        )
 
 
 def _as_tuple(r, single, op, rule):

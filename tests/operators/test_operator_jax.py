@@ -453,3 +453,40 @@ def test_scalar_parameters_refuse_what_they_cannot_hold():
         ValueError, match=r"scalars_ab: argument 'b' is a scalar parameter \(uint8\); the value must"
     ):
         jax.jit(lambda: op(1.0, 300, x))()
+
+
+def test_jvp_and_transpose_rule_outputs_are_checked():
+    """A jvp rule's tangent of the wrong shape or dtype came back from jax.jvp as it was
+    (2026-12-05); so would a transpose rule's cotangent."""
+    from tiarray import _backend
+
+    ti = _backend.ti
+
+    @ti.kernel
+    def k(x: ti.types.ndarray(), out: ti.types.ndarray()):
+        for i in ti.grouped(x):
+            out[i] = x[i] * 2
+
+    def outs(x):
+        return ta.ShapeDtype(x.shape, x.dtype)
+
+    x = jnp.ones(3, jnp.float32)
+    bad_jvp = ta.Operator("jvp_bad_shape", kernel=k, outs=outs, jvp=lambda p, t: jnp.ones(5, jnp.float32))
+    with pytest.raises(
+        TypeError, match=r"jvp_bad_shape: the jvp rule's tangent 0 is float32\[5\]; expected float32\[3\]"
+    ):
+        jax.jvp(bad_jvp, (x,), (x,))
+    bad_dt = ta.Operator("jvp_bad_dtype", kernel=k, outs=outs, jvp=lambda p, t: jnp.ones(3, jnp.int32))
+    with pytest.raises(TypeError, match=r"jvp_bad_dtype: the jvp rule's tangent 0 is int32\[3\]"):
+        jax.jvp(bad_dt, (x,), (x,))
+    bad_t = ta.Operator(
+        "transpose_bad", kernel=k, outs=outs, linear=("x",), transpose=lambda ct, p: (ct[0][:2],)
+    )
+    with pytest.raises(
+        TypeError, match=r"transpose_bad: the transpose rule's cotangent of 'x' is float32\[2\]"
+    ):
+        jax.grad(lambda v: bad_t(v).sum())(x)
+    good = ta.Operator(
+        "transpose_good", kernel=k, outs=outs, linear=("x",), transpose=lambda ct, p: (2 * ct[0],)
+    )
+    np.testing.assert_array_equal(jax.grad(lambda v: good(v).sum())(x), [2.0] * 3)
