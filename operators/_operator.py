@@ -26,6 +26,7 @@ Call conventions (the contract every adapter implements):
 # No ``from __future__ import annotations``: doctests here define Taichi kernels, which
 # need real annotation objects.
 import itertools
+import operator
 import sys
 import threading
 import weakref
@@ -80,7 +81,9 @@ class ShapeDtype:
 
     def __init__(self, shape, dtype):
         try:
-            shape = tuple(int(s) for s in shape)
+            if isinstance(shape, (str, bytes)):  # int('abc') raised a bare ValueError
+                raise TypeError
+            shape = tuple(operator.index(s) for s in shape)  # not int(): 2.5 is no size
         except TypeError:
             raise TypeError(
                 f"ShapeDtype(): argument 'shape' must be a tuple of ints, got {shape!r}"
@@ -745,6 +748,15 @@ class Operator:
                     f"{name}: outs() must return a ShapeDtype or a tuple of them; output {i} is {o!r}"
                 )
         outs = tuple(norm)
+        inputs = {p.name for p in self._params[:n_in]}
+        for what, names in (("linear", self.linear), ("nondiff", self.nondiff)):
+            for x in names:
+                if x not in inputs:  # an output (or scratch) of this call: the rule was ignored
+                    raise TypeError(
+                        f"{name}: Operator({what}=...) names '{x}', which is not an input of this call "
+                        f"({n_in} input(s): {', '.join(p.name for p in self._params[:n_in]) or 'none'}); "
+                        f"{what} names inputs"
+                    )
         for p in self._params[:n_in]:
             if p.name in self._stored:
                 raise TypeError(
