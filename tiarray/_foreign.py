@@ -112,6 +112,11 @@ def _import_torch(t, func: str, copy, want: Device | None = None) -> TiArray:
         raise TypeError(
             f"{func}(): quantized torch tensors are not supported (dtype {t.dtype}); dequantize first"
         )
+    if getattr(t, "is_nested", False):  # strided layout, but no sizes (torch raised its own internal error)
+        raise TypeError(
+            f"{func}(): nested torch tensors are not supported (their rows differ in length); convert each "
+            "row, or pad them: torch.nested.to_padded_tensor(t, 0.0)"
+        )
     if t.layout.__repr__() != "torch.strided":
         raise TypeError(f"{func}(): torch tensors with layout {t.layout} are not supported; use .to_dense()")
     dt = _torch_dtype(t, func)

@@ -706,6 +706,18 @@ class _NoSecondOrder(torch.autograd.Function):
         raise RuntimeError(_second_order_msg(ctx.op))
 
 
+def _refuse_nested(op, args, a):
+    """A clear error for a nested tensor (torch raised 'NestedTensorImpl doesn't support sizes',
+    or NotImplementedError for the jagged layout)."""
+    if getattr(a, "is_nested", False):
+        i = next(j for j, b in enumerate(args) if b is a)
+        name = op._params[i].name if i < len(op._params) else str(i)
+        raise TypeError(
+            f"{op.name}: argument '{name}' is a nested tensor (rows of different lengths), which a kernel's "
+            "ndarray cannot take; pad it (torch.nested.to_padded_tensor) or pass its rows one by one"
+        )
+
+
 def call(op, args, static):
     st = op._adapter_state.get("torch")
     if st is None or len(args) not in st._fwd:  # define tiarray::<name> on the first call
@@ -723,10 +735,15 @@ def call(op, args, static):
     for a in args:
         if isinstance(a, _Tensor):
             if type(a) is not _Tensor:  # subclasses (and their modes) go through the dispatcher
+                _refuse_nested(op, args, a)
                 return _call_op(op, skey, args)
             if g and a.requires_grad:
                 grad = True
-            key.append((a.dtype, a.shape, a.device, a.layout))
+            try:
+                key.append((a.dtype, a.shape, a.device, a.layout))
+            except RuntimeError:  # a nested tensor has no sizes
+                _refuse_nested(op, args, a)
+                raise
         else:
             key.append(type(a))
     if not grad:

@@ -223,6 +223,28 @@ def test_torch_quantized_refused(torch):
         ta.asarray(q)
 
 
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
+@pytest.mark.parametrize("layout", ["strided", "jagged"])
+def test_torch_nested_refused(torch, layout):
+    # torch raised its own internal error ('NestedTensorImpl doesn't support sizes'), or
+    # NotImplementedError in an Operator call for the jagged layout (2026-12-05)
+    n = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], layout=getattr(torch, layout))
+    with pytest.raises(TypeError, match=r"asarray\(\): nested torch tensors are not supported"):
+        ta.asarray(n)
+    from tiarray import _backend
+
+    ti = _backend.ti
+
+    @ti.kernel
+    def k(x: ti.types.ndarray(), out: ti.types.ndarray()):
+        for i in ti.grouped(x):
+            out[i] = x[i]
+
+    op = ta.Operator(f"nested_{layout}", kernel=k, outs=lambda x: ta.ShapeDtype(x.shape, x.dtype))
+    with pytest.raises(TypeError, match=f"nested_{layout}: argument 'x' is a nested tensor"):
+        op(n)
+
+
 def test_torch_conj_view_needs_copy(torch):
     x = torch.tensor([1 + 2j, 3 - 1j])
     c = x.conj()
