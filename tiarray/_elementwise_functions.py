@@ -112,7 +112,13 @@ def _new_scalar_array(value, dtype: DType, func: str, arg: str) -> TiArray:
             )
     if dtype._np is None:
         raise TypeError(f"{func}(): argument '{arg}': cannot hold a scalar of dtype {dtype.name}")
-    a = np.array(value, dtype=dtype._np)
+    try:
+        a = np.array(value, dtype=dtype._np)
+    except OverflowError:  # an int past the float range (NumPy raises the same, without names)
+        raise OverflowError(
+            f"{func}(): argument '{arg}': a Python int of {len(str(int(value)).lstrip('-'))} digits is too large for the "
+            f"array's dtype {dtype.name}"
+        ) from None
     return TiArray._new(a.ctypes.data, (), (), dtype, _runtime.CPU, a, True)
 
 

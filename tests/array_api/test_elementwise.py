@@ -856,6 +856,11 @@ def test_python_scalar_rules():
     assert (ta.asarray([True]) & True).dtype == ta.bool
     with pytest.raises(OverflowError, match="add.*does not fit.*int8"):
         i8 + 300  # noqa: B018
+    # past the float range: NumPy's own OverflowError, without the function's name before
+    with pytest.raises(
+        OverflowError, match=r"equal\(\): argument 'x2': a Python int of 311 digits .* float32"
+    ):
+        f32 == 2**1030  # noqa: B015
     with pytest.raises(TypeError, match="at least one argument must be an array"):
         ta.add(1, 2)
 
