@@ -30,7 +30,10 @@ is timed; a wrong result is reported, not timed):
   has no list form), ``csr_delay_deliver`` for delays (the same simulation step in its push
   form: it adds the current spikes into an arrival ring, ``(t + d) mod D``, and reads
   nothing else; tiarray's ``event_csrmv_delayed`` reads the history, its
-  ``csr_delay_deliver``, row ``ti push jit``, is the push form on the same ring), ``update_csr_on_binary_pre/post``,
+  ``csr_delay_deliver``, row ``ti push jit``, is the push form on the same ring; ``brainevent layout``
+  is its push form on a precomputed ``CSRDelayLayout``, ``brainevent pull`` the pull form's own
+  computation in brainevent: its event CSR product on the delay-stacked ``(D n, n)`` matrix with
+  the history slots gathered in delay order), ``update_csr_on_binary_pre/post``,
   ``update_dense_on_binary_pre/post``, ``update_fixed_post_conn_on_binary_pre`` (which clip
   every weight: tiarray clips the updated ones);
 - baselines: ``scipy`` (CSR/COO of the same matrix), ``dense @`` (NumPy gemv,
