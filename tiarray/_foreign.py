@@ -182,10 +182,9 @@ def _import_taichi_field(f, func: str, copy) -> TiArray:
     try:
         lay = _backend.field_layout(f)
     except RuntimeError as e:
-        raise ValueError(
-            f"{func}(): argument 'obj' is a {type(f).__name__} of a Taichi runtime that no longer runs: {e}. "
-            "Create the field again after ti.init()"
-        ) from None
+        # a reset runtime, a destroyed SNode tree, a field Taichi cannot lay out yet (not placed,
+        # its FieldsBuilder not finalized): the reason says which
+        raise ValueError(f"{func}(): argument 'obj', a {type(f).__name__}, cannot be read: {e}") from None
     if isinstance(lay, str):
         if copy is True:
             return _import_numpy(_backend.field_to_numpy(f), func)

@@ -240,7 +240,60 @@ def test_field_of_a_reset_runtime_is_refused(how):
         """
     )
     assert r.returncode == 0, r.stderr
-    assert r.stdout.count("REFUSED asarray(): argument 'obj' is a") == 2, r.stdout
-    assert "no longer runs" in r.stdout and "reset or re-initialised" in r.stdout
+    assert r.stdout.count("REFUSED asarray(): argument 'obj', a ") == 2, r.stdout
+    assert "cannot be read" in r.stdout and "reset or re-initialised" in r.stdout
     assert r.stdout.count("REFUSED-COPY") == 2
     assert "FRESH [1.0, 2.0]" in r.stdout
+
+
+def test_fields_of_destroyed_snode_trees():
+    """A FieldsBuilder tree destroyed: its field is refused (reading it read freed memory and
+    crashed), and the next tree, which takes the same tree id, gets its own address (its field
+    was given the destroyed tree's buffer: garbage, then a segfault on writing, 2026-12-05)."""
+    r = _run(
+        f"""
+        import numpy as np, {BACKEND} as ti
+        import tiarray as ta
+        ti.init(arch=ti.cpu)
+        fb = ti.FieldsBuilder(); x = ti.field(ti.f32); fb.dense(ti.i, 8).place(x); tree = fb.finalize()
+        ta.asarray(x)
+        tree.destroy()
+        for copy in (None, True):
+            try:
+                ta.asarray(x, copy=copy)
+                print("READ")
+            except ValueError as e:
+                print("REFUSED", e)
+        fb2 = ti.FieldsBuilder(); y = ti.field(ti.f32); fb2.dense(ti.i, 1 << 16).place(y); fb2.finalize()
+        y.fill(5)
+        a = np.asarray(ta.asarray(y))
+        a[:] = 1
+        print("NEW", a[:2].tolist(), y.to_numpy()[:2].tolist())
+        """
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "READ" not in r.stdout and r.stdout.count("SNode tree was destroyed") == 2, r.stdout
+    assert "NEW [1.0, 1.0] [1.0, 1.0]" in r.stdout, r.stdout
+
+
+def test_grad_and_dual_fields_are_views():
+    """A field's .grad and .dual are fields of their own: they were refused as fields 'of a
+    runtime that no longer runs' unless tiarray was imported after ti.init (2026-12-05)."""
+    r = _run(
+        f"""
+        import numpy as np, {BACKEND} as ti
+        import tiarray as ta
+        ti.init(arch=ti.cpu)
+        f = ti.field(ti.f32, shape=4, needs_grad=True, needs_dual=True)
+        v = ti.Vector.field(2, ti.f32, shape=3, needs_grad=True)
+        f.grad.fill(2.0); f.dual.fill(3.0); v.grad.fill(4.0)
+        g, d, vg = np.asarray(ta.asarray(f.grad)), np.asarray(ta.asarray(f.dual)), np.asarray(ta.asarray(v.grad))
+        g[0] = 7.0
+        print("OK", g.tolist(), d.tolist(), vg.tolist(), f.grad.to_numpy().tolist())
+        """
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (
+        "OK [7.0, 2.0, 2.0, 2.0] [3.0, 3.0, 3.0, 3.0] [[4.0, 4.0], [4.0, 4.0], [4.0, 4.0]] [7.0, 2.0, 2.0, 2.0]"
+        in r.stdout
+    ), r.stdout

@@ -83,10 +83,72 @@ class FieldReader:
 
         def tagged_create_field_member(*args, **kwargs):
             members = create(*args, **kwargs)
-            members[0]._tiarray_prog = self.program()
+            prog = self.program()
+            for m in members:  # the value, and its .grad and .dual (each is a field of its own)
+                if m is not None:
+                    try:
+                        m._tiarray_prog = prog
+                    except AttributeError:  # pragma: no cover - not an Expr
+                        pass
             return members
 
         impl.create_field_member = tagged_create_field_member
+        self._destroyed: set = set()  # root SNode ids of the SNode trees destroyed by the user
+        self._tag_trees(lang)
+
+    def _tag_trees(self, lang) -> None:
+        """Track ``FieldsBuilder`` trees: ``SNodeTree.destroy()`` frees a tree's memory while its
+        fields live on, and the next tree takes the same tree id. ``place`` tags every field
+        member with the id of its tree's root SNode (unique: root SNode ids only increase),
+        ``finalize`` tags the tree with it, and ``destroy`` records it and drops the cached
+        addresses (a new tree's field was given the destroyed tree's buffer, and reading a
+        destroyed tree's field read freed memory; both crashed, 2026-12-05)."""
+        import importlib
+
+        name = lang.__name__
+        builder = importlib.import_module(f"{name}._snode.fields_builder").FieldsBuilder
+        tree_cls = importlib.import_module(f"{name}._snode.snode_tree").SNodeTree
+        snode_cls = importlib.import_module(f"{name}.lang.snode").SNode
+        finalize, destroy, place = builder.finalize, tree_cls.destroy, snode_cls.place
+
+        def tagged_finalize(fb, *args, **kwargs):
+            tree = finalize(fb, *args, **kwargs)
+            try:
+                tree._tiarray_root_id = fb.ptr.id
+            except AttributeError:  # pragma: no cover - another layout of the class
+                pass
+            return tree
+
+        def tagged_destroy(tree, *args, **kwargs):
+            out = destroy(tree, *args, **kwargs)
+            rid = getattr(tree, "_tiarray_root_id", None)
+            if rid is not None:
+                self._destroyed.add(rid)
+            self._bases.clear()
+            self._layouts.clear()
+            return out
+
+        def tagged_place(node, *args, **kwargs):
+            out = place(node, *args, **kwargs)
+            p = node.ptr
+            while p.parent is not None:
+                p = p.parent
+            todo = list(args)
+            while todo:
+                a = todo.pop()
+                if isinstance(a, (list, tuple)):
+                    todo.extend(a)
+                elif hasattr(a, "_get_field_members"):
+                    for var in a._get_field_members():
+                        try:
+                            var._tiarray_root_id = p.id
+                        except AttributeError:  # pragma: no cover
+                            pass
+            return out
+
+        builder.finalize = tagged_finalize
+        tree_cls.destroy = tagged_destroy
+        snode_cls.place = tagged_place
 
     def program(self):
         rt = getattr(self.impl, self.runtime_name)
@@ -100,7 +162,12 @@ class FieldReader:
         if not self.is_current(f):
             raise RuntimeError(
                 f"the field belongs to a {self.title} runtime that was reset or re-initialised (reset() or "
-                "init() since it was created); its memory has been freed"
+                "init() since it was created); its memory has been freed. Create the field again after init()"
+            )
+        if self._destroyed and getattr(f.vars[0], "_tiarray_root_id", None) in self._destroyed:
+            raise RuntimeError(
+                "the field's SNode tree was destroyed (SNodeTree.destroy() of its FieldsBuilder); its memory "
+                "has been freed"
             )
 
     def _member_layout(self, sf):
@@ -182,7 +249,10 @@ class FieldReader:
     def _layout(self, f):
         # Fields created since the last kernel launch are laid out (their SNode tree is
         # built) only when the runtime materializes again: every kernel launch does it.
-        self.impl.get_runtime().materialize()
+        try:
+            self.impl.get_runtime().materialize()
+        except RuntimeError as e:  # another field not placed yet, a FieldsBuilder not finalized
+            raise RuntimeError(f"{self.title} cannot lay out its fields now ({e})") from None
         if isinstance(f, self.matrix_cls):
             elem = (f.n,) if f.ndim == 1 else (f.n, f.m)
             members = [f.get_scalar_field(*idx) for idx in _indices(elem)]
