@@ -331,11 +331,29 @@ _PURE_CALLS = frozenset(
 )
 
 
+# Bare-name calls taken as pure: Python's builtins only (a user's ti.func may be called
+# 'clamp' or 'norm' and take an element by reference: ti.template()).
+_PURE_BUILTINS = frozenset("abs min max float int bool len range".split())
+# Methods of an element (a vector or matrix) that only read it (``x[i].fill(5)`` writes it).
+_PURE_METHODS = frozenset(
+    "norm norm_sqr norm_inv normalized dot cross outer_product sum max min any all transpose trace "
+    "determinant inverse cast to_list to_numpy get_shape".split()
+)
+
+
 def _call_name(call) -> str:
     f = call.func
     if isinstance(f, ast.Attribute):
         return f.attr
     return f.id if isinstance(f, ast.Name) else ""
+
+
+def _pure_call(call) -> bool:
+    """Whether a call only reads the arrays and elements passed to it (see _PURE_CALLS)."""
+    f = call.func
+    if isinstance(f, ast.Name):
+        return f.id in _PURE_BUILTINS
+    return isinstance(f, ast.Attribute) and f.attr in _PURE_CALLS
 
 
 def _written_params(func, names) -> set:
@@ -363,13 +381,18 @@ def _written_params(func, names) -> set:
         if isinstance(getattr(top, "ctx", None), (ast.Store, ast.Del)):
             written.add(node.id)
         elif top is node:  # the bare array: only `for i in x` / `ti.grouped(x)` / `ti.ndrange(x)` read it
+            # (not ti.static(x): `y = ti.static(x); y[0] = 1` wrote a read-only array, 2026-12-05)
             if not (
                 (isinstance(up, ast.For) and up.iter is top)
-                or (isinstance(up, ast.Call) and _call_name(up) in ("grouped", "ndrange", "static"))
+                or (isinstance(up, ast.Call) and _call_name(up) in ("grouped", "ndrange"))
             ):
                 written.add(node.id)
-        elif isinstance(up, ast.Call) and top in up.args and _call_name(up) not in _PURE_CALLS:
-            written.add(node.id)
+        elif isinstance(up, ast.Call) and up.func is top and isinstance(top, ast.Attribute):
+            if top.attr not in _PURE_METHODS:  # a method of an element: x[i].fill(5) writes it
+                written.add(node.id)
+        elif isinstance(up, ast.Call) and (top in up.args or top in [k.value for k in up.keywords]):
+            if not _pure_call(up):
+                written.add(node.id)
     return written
 
 

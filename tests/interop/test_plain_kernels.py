@@ -57,6 +57,37 @@ def reads_only(x: ti.types.ndarray(), y: ti.types.ndarray()):
         y[I] = ti.abs(x[I]) * 2 + x.shape[0]
 
 
+@ti.kernel
+def writes_through_static_alias(x: ti.types.ndarray(), y: ti.types.ndarray()):
+    z = ti.static(x)
+    z[0] = y[0]
+
+
+@ti.kernel
+def writes_by_element_method(
+    x: ti.types.ndarray(dtype=ti.types.vector(3, ti.f32), ndim=1), y: ti.types.ndarray()
+):
+    for i in range(x.shape[0]):
+        x[i].fill(y[0])
+
+
+@ti.func
+def clamp(v: ti.template()):  # a user's function named like a pure one, taking a reference
+    v += 1
+
+
+@ti.kernel
+def writes_through_clamp(x: ti.types.ndarray(), y: ti.types.ndarray()):
+    for i in y:
+        clamp(x[i])
+
+
+@ti.kernel
+def reads_vectors(x: ti.types.ndarray(dtype=ti.types.vector(3, ti.f32), ndim=1), y: ti.types.ndarray()):
+    for i in range(x.shape[0]):
+        y[i] = x[i].norm() + ti.math.clamp(x[i][0], 0.0, 1.0) + max(x[i][1], 0.0) + ti.abs(x[i][2])
+
+
 def test_numpy_memory_written_in_place():
     xn = np.arange(5, dtype=np.float32)
     yn = np.ones(5, dtype=np.float32)
@@ -152,3 +183,22 @@ def test_calls_without_tiarrays_are_taichi_s_own():
     yn = np.ones(3, dtype=np.float32)
     axpy(1.0, np.arange(3, dtype=np.float32), yn)
     np.testing.assert_array_equal(yn, [1, 2, 3])
+
+
+def test_writes_the_source_check_missed():
+    """Three writes the read-only check let through, each changing a read-only NumPy array
+    (2026-12-05): an alias made by ti.static(x), a method of an element (x[i].fill), and a
+    user function named like a pure one ('clamp') taking an element by reference."""
+    for kernel, shape in ((writes_through_static_alias, (3,)), (writes_by_element_method, (2, 3)),
+                          (writes_through_clamp, (3,))):  # fmt: skip
+        ro = np.zeros(shape, np.float32)
+        ro.flags.writeable = False
+        with pytest.raises(ValueError, match=rf"{kernel.__name__}\(\): argument 'x' is a read-only TiArray"):
+            kernel(ta.asarray(ro), ta.ones(3, dtype=ta.float32))
+        assert not ro.any()
+    # reading methods, ti.math functions and builtins stay reads
+    ro = np.ones((2, 3), np.float32)
+    ro.flags.writeable = False
+    y = np.zeros(2, np.float32)
+    reads_vectors(ta.asarray(ro), ta.asarray(y))
+    np.testing.assert_allclose(y, np.sqrt(3) + 3, rtol=1e-6)
