@@ -211,6 +211,7 @@ def scalar_converter(op_name: str, p):
             except (TypeError, ValueError) as e:
                 raise bad(v, "expected a real number") from e
 
+        conv_float.fast = "float"  # generated runners pass a Python float without the call
         return conv_float
     bits = p.dtype.itemsize * 8
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if p.kind == _core.P_INT else (0, (1 << bits) - 1)
@@ -230,6 +231,7 @@ def scalar_converter(op_name: str, p):
             raise bad(v, f"the value must be in [{lo}, {hi}]", ValueError)
         return i
 
+    conv_int.fast = ("int", lo, hi)  # generated runners pass such a Python int without the call
     return conv_int
 
 

@@ -361,7 +361,8 @@ def host_runner(
     where an array input is not ready to pass by pointer (the caller takes its generic path).
 
     ``ins``: per kernel input, ``(nbytes, launch shape)`` of an array or ``(conv, None)`` of a
-    scalar (``conv(arg)`` gives the Python number); ``outs``: per output, ``(alloc, nbytes,
+    scalar (``conv(arg)`` gives the Python number; ``conv.fast``, where set, is ``"float"`` or
+    ``("int", lo, hi)``: the values conv passes unchanged, tested inline without calling it); ``outs``: per output, ``(alloc, nbytes,
     launch shape)`` with ``alloc()`` a new zero-filled array, or ``alloc`` an expression of
     ``names`` that makes one. ``ready`` and ``ptr`` are the framework's expressions of an
     array ``{a}``: whether it can be passed as it is (C-contiguous, ...), and its data
@@ -422,7 +423,19 @@ def host_runner(
             if kind not in setter:
                 return None
             ns[f"C{i}"] = a
-            body.append(f"    p{i} = C{i}(a{i})" if guard is not None else f"    p{i} = C{i}(args[{i}])")
+            src = f"a{i}" if guard is not None else f"args[{i}]"
+            fast = getattr(a, "fast", None)  # the values the converter passes unchanged, tested inline
+            if fast == "float":
+                body.append(
+                    f"    p{i} = {src}\n    if p{i}.__class__ is not float:\n        p{i} = C{i}(p{i})"
+                )
+            elif isinstance(fast, tuple):  # ("int", lo, hi)
+                body.append(
+                    f"    p{i} = {src}\n    if p{i}.__class__ is not int or not {fast[1]} <= p{i} <= {fast[2]}:\n"
+                    f"        p{i} = C{i}(p{i})"
+                )
+            else:
+                body.append(f"    p{i} = C{i}({src})")
             # zeros are always set (0.0 == -0.0: the sign bit reaches the kernel), NaN too
             sets.append(
                 f"        if L[{i}] != p{i} or p{i} == 0:\n            L[{i}] = None\n"
