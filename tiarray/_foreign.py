@@ -179,6 +179,11 @@ def _import_taichi_ndarray(nd, func: str) -> TiArray:
 
 def _import_taichi_field(f, func: str, copy) -> TiArray:
     """A view of a field's memory (zero-copy) where it is one dense strided array."""
+    if not hasattr(f, "vars"):  # a Struct field: members of different dtypes, not one array
+        raise TypeError(
+            f"{func}(): argument 'obj' is a {type(f).__name__}, whose members may differ in dtype and shape; "
+            "pass its members (obj.<name>), each a scalar, vector or matrix field"
+        )
     try:
         lay = _backend.field_layout(f)
     except RuntimeError as e:

@@ -297,3 +297,22 @@ def test_grad_and_dual_fields_are_views():
         "OK [7.0, 2.0, 2.0, 2.0] [3.0, 3.0, 3.0, 3.0] [[4.0, 4.0], [4.0, 4.0], [4.0, 4.0]] [7.0, 2.0, 2.0, 2.0]"
         in r.stdout
     ), r.stdout
+
+
+def test_struct_fields_and_axes_out_of_order():
+    """A Struct field raised a bare AttributeError ('no attribute vars'), also with copy=True,
+    and a field placed on ti.j alone an IndexError (2026-12-05)."""
+    s = ti.Struct.field({"a": ti.f32, "b": ti.i32}, shape=3)
+    for copy in (None, True):
+        with pytest.raises(
+            TypeError, match=r"asarray\(\): argument 'obj' is a StructField.*pass its members"
+        ):
+            ta.asarray(s, copy=copy)
+    s.a.fill(2.0)
+    np.testing.assert_array_equal(np.asarray(ta.asarray(s.a)), [2.0] * 3)
+    z = ti.field(ti.i32)
+    ti.root.dense(ti.j, 3).place(z)
+    z.fill(4)
+    with pytest.raises(ValueError, match="places axes"):
+        ta.asarray(z)
+    np.testing.assert_array_equal(np.asarray(ta.asarray(z, copy=True)), z.to_numpy())

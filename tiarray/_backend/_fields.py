@@ -197,6 +197,9 @@ class FieldReader:
             axes = [pos[i] for i in range(n)]
             cum = {a: q.get_shape_along_axis(i) for i, a in enumerate(axes)}
             ext = {a: cum[a] // parent_cum.get(a, 1) for a in axes}
+            if any(a >= ndim for a in axes):  # e.g. ti.root.dense(ti.j, 3) for a 1-d field: an
+                # IndexError before (2026-12-05); Taichi's own copy reads it
+                return f"its layout {_describe(chain)} places axes {axes} for a {ndim}-d field"
             acc = q.cell_size_bytes  # cells of one dense level are row-major over its axes
             for a in reversed(axes):
                 if ext[a] > 1:
@@ -237,6 +240,8 @@ class FieldReader:
         (pointer/bitmasked/dynamic/hash SNodes, blocked dense levels, members that do not
         lie at one stride from each other). RuntimeError for a field of a runtime reset or
         re-initialised since it was created (its memory is gone)."""
+        if not isinstance(f, (self.matrix_cls, self.scalar_cls)):  # Struct fields: their members are
+            return f"{type(f).__name__} fields are not supported (only scalar, vector and matrix fields)"
         self._check_current(f)
         hit = self._layouts.get(f)
         if hit is not None and hit[0] is self.program():
