@@ -210,12 +210,21 @@ def _import_quadrants(x, func: str, copy, want: Device | None) -> TiArray:
     qd = _backend.qd_memory
     kind = qd.kind(x)
     what = type(x).__name__
+    if kind == "field" and not hasattr(x, "vars"):  # a Struct field, as in _import_taichi_field
+        raise TypeError(
+            f"{func}(): argument 'obj' is a quadrants {what}, whose members may differ in dtype and shape; "
+            "pass its members (obj.<name>), each a scalar, vector or matrix field"
+        )
     try:
         if kind == "ndarray":
             lay = qd.ndarray_layout(x)
         else:
             lay = qd.field_layout(x)
     except RuntimeError as e:
+        if kind == "field":  # the reason says which: a reset runtime, a destroyed tree, not laid out yet
+            raise ValueError(
+                f"{func}(): argument 'obj' is a quadrants {what} that cannot be read: {e}"
+            ) from None
         raise ValueError(
             f"{func}(): argument 'obj' is a quadrants {what} of a runtime that no longer runs: {e}. "
             "Create it again after qd.init()"

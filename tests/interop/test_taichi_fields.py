@@ -240,8 +240,8 @@ def test_field_of_a_reset_runtime_is_refused(how):
         """
     )
     assert r.returncode == 0, r.stderr
-    assert r.stdout.count("REFUSED asarray(): argument 'obj', a ") == 2, r.stdout
-    assert "cannot be read" in r.stdout and "reset or re-initialised" in r.stdout
+    assert r.stdout.count("REFUSED asarray(): argument 'obj'") == 2, r.stdout
+    assert r.stdout.count("cannot be read") == 2 and "reset or re-initialised" in r.stdout
     assert r.stdout.count("REFUSED-COPY") == 2
     assert "FRESH [1.0, 2.0]" in r.stdout
 
@@ -305,7 +305,7 @@ def test_struct_fields_and_axes_out_of_order():
     s = ti.Struct.field({"a": ti.f32, "b": ti.i32}, shape=3)
     for copy in (None, True):
         with pytest.raises(
-            TypeError, match=r"asarray\(\): argument 'obj' is a StructField.*pass its members"
+            TypeError, match=r"asarray\(\): argument 'obj' is a (quadrants )?StructField.*pass its members"
         ):
             ta.asarray(s, copy=copy)
     s.a.fill(2.0)
