@@ -177,13 +177,18 @@ def _import_taichi_ndarray(nd, func: str) -> TiArray:
     return TiArray._new(ptr, shape, strides, dt, _runtime.current_device(), nd, False)
 
 
-def _import_taichi_field(f, func: str, copy) -> TiArray:
-    """A view of a field's memory (zero-copy) where it is one dense strided array."""
-    if not hasattr(f, "vars"):  # a Struct field: members of different dtypes, not one array
+def _refuse_struct_field(f, func: str, what: str) -> None:
+    """A Struct field (Taichi's or quadrants'): members of different dtypes, not one array."""
+    if not hasattr(f, "vars"):
         raise TypeError(
-            f"{func}(): argument 'obj' is a {type(f).__name__}, whose members may differ in dtype and shape; "
+            f"{func}(): argument 'obj' is a {what}, whose members may differ in dtype and shape; "
             "pass its members (obj.<name>), each a scalar, vector or matrix field"
         )
+
+
+def _import_taichi_field(f, func: str, copy) -> TiArray:
+    """A view of a field's memory (zero-copy) where it is one dense strided array."""
+    _refuse_struct_field(f, func, type(f).__name__)
     try:
         lay = _backend.field_layout(f)
     except RuntimeError as e:
@@ -210,11 +215,8 @@ def _import_quadrants(x, func: str, copy, want: Device | None) -> TiArray:
     qd = _backend.qd_memory
     kind = qd.kind(x)
     what = type(x).__name__
-    if kind == "field" and not hasattr(x, "vars"):  # a Struct field, as in _import_taichi_field
-        raise TypeError(
-            f"{func}(): argument 'obj' is a quadrants {what}, whose members may differ in dtype and shape; "
-            "pass its members (obj.<name>), each a scalar, vector or matrix field"
-        )
+    if kind == "field":
+        _refuse_struct_field(x, func, f"quadrants {what}")
     try:
         if kind == "ndarray":
             lay = qd.ndarray_layout(x)

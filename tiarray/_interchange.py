@@ -356,17 +356,27 @@ def _pure_call(call) -> bool:
     return isinstance(f, ast.Attribute) and f.attr in _PURE_CALLS
 
 
-def _written_params(func, names) -> set:
-    """The parameters among ``names`` that the kernel ``func`` may write (read from its
-    source; every one of them if the source cannot be read)."""
+def _source_tree(func):
+    """``(tree, parents)``: the AST of ``func``'s source and each node's parent, or None where
+    the source cannot be read."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
     except (OSError, TypeError, SyntaxError):
-        return set(names)
+        return None
     parents = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
+    return tree, parents
+
+
+def _written_params(func, names) -> set:
+    """The parameters among ``names`` that the kernel ``func`` may write (read from its
+    source; every one of them if the source cannot be read)."""
+    src = _source_tree(func)
+    if src is None:
+        return set(names)
+    tree, parents = src
     written = set()
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Name) and node.id in names) or node.id in written:
@@ -401,14 +411,10 @@ def stored_params(func, names) -> set:
     ``x[i] = ...``, ``x[i] += ...``, ``ti.atomic_add(x[i], ...)`` (functions it calls are not
     followed: a parameter passed to one is not counted, unlike :func:`_written_params`). An
     empty set where the source cannot be read."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
-    except (OSError, TypeError, SyntaxError):
+    src = _source_tree(func)
+    if src is None:
         return set()
-    parents = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
+    tree, parents = src
     stored = set()
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Name) and node.id in names):

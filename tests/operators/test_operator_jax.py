@@ -393,10 +393,8 @@ def test_scratch_and_per_call_policy_under_jit():
     assert np.asarray(psum_fixed(jnp.asarray(many), mode="serial")).tolist() == [many.sum(), 0.0]
 
 
-def test_batch_rule_outputs_are_checked():
-    """A batch rule's outputs are checked against the call's (a wrong shape came back
-    silently), and a negative out_axes is an axis counted from the end (it raised a bare
-    AssertionError inside JAX before 2026-12-05)."""
+def _doubling():
+    """A kernel ``out = 2 x`` of any shape and its ``outs``, for the rule-checking tests."""
     from tiarray import _backend
 
     ti = _backend.ti
@@ -408,6 +406,15 @@ def test_batch_rule_outputs_are_checked():
 
     def outs(x):
         return ta.ShapeDtype(x.shape, x.dtype)
+
+    return k, outs
+
+
+def test_batch_rule_outputs_are_checked():
+    """A batch rule's outputs are checked against the call's (a wrong shape came back
+    silently), and a negative out_axes is an axis counted from the end (it raised a bare
+    AssertionError inside JAX before 2026-12-05)."""
+    k, outs = _doubling()
 
     def last(args, axes):  # the batch axis moved last
         (x,), (ax,) = args, axes
@@ -458,17 +465,7 @@ def test_scalar_parameters_refuse_what_they_cannot_hold():
 def test_jvp_and_transpose_rule_outputs_are_checked():
     """A jvp rule's tangent of the wrong shape or dtype came back from jax.jvp as it was
     (2026-12-05); so would a transpose rule's cotangent."""
-    from tiarray import _backend
-
-    ti = _backend.ti
-
-    @ti.kernel
-    def k(x: ti.types.ndarray(), out: ti.types.ndarray()):
-        for i in ti.grouped(x):
-            out[i] = x[i] * 2
-
-    def outs(x):
-        return ta.ShapeDtype(x.shape, x.dtype)
+    k, outs = _doubling()
 
     x = jnp.ones(3, jnp.float32)
     bad_jvp = ta.Operator("jvp_bad_shape", kernel=k, outs=outs, jvp=lambda p, t: jnp.ones(5, jnp.float32))
