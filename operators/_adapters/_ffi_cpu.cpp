@@ -100,16 +100,35 @@ void lock() { g_acquire(g_lock, 1); }
 
 void unlock() { g_release(g_lock); }
 
+// Nonzero elements of q[0, n) whose bits under `mask` are not all zero, counted in blocks
+// whose count fits an unsigned T, so that the compiler vectorises the inner loop: 40 000
+// bool events took 6.2 us with one int64 count (a scalar loop), 1.4 us in blocks of 255 (g++
+// -O3, /tmp benchmark on this machine class).
+template <typename U, typename T>
+__attribute__((noinline)) int64_t count_masked(const U *q, int64_t n, U mask) {
+  // noinline and a counted inner loop: inlined into the handler, g++ left the loop scalar
+  const uint64_t most = (T)~(T)0;  // the largest count a T holds
+  const int64_t block = most > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)most;
+  int64_t c = 0;
+  for (int64_t i = 0; i < n; i += block) {
+    const int64_t len = n - i < block ? n - i : block;
+    const U *b = q + i;
+    T part = 0;
+    for (int64_t j = 0; j < len; ++j) part += (T)((b[j] & mask) != 0);
+    c += part;
+  }
+  return c;
+}
+
 // Nonzero elements as np.count_nonzero counts them: -0.0 is zero, NaN is not.
 int64_t count_nonzero(uint64_t p, char kind, int itemsize, int64_t n) {
-  int64_t c = 0;
-  if (kind == 'f' || kind == 'c') {
-    // a float is nonzero when any bit but the sign is set; complex: either part
-    const int parts = kind == 'c' ? 2 : 1;
-    const int fs = itemsize / parts;
+  if (kind == 'c') {
+    // complex: either part nonzero (a float is nonzero when any bit but the sign is set)
+    const int fs = itemsize / 2;
+    int64_t c = 0;
     for (int64_t i = 0; i < n; ++i) {
       bool nz = false;
-      for (int k = 0; k < parts; ++k) {
+      for (int k = 0; k < 2; ++k) {
         uint64_t a = p + (uint64_t)(i * itemsize + k * fs);
         if (fs == 8) nz |= (rd64(a) & 0x7fffffffffffffffull) != 0;
         else if (fs == 4) nz |= (*reinterpret_cast<const uint32_t *>(a) & 0x7fffffffu) != 0;
@@ -119,28 +138,19 @@ int64_t count_nonzero(uint64_t p, char kind, int itemsize, int64_t n) {
     }
     return c;
   }
+  const bool f = kind == 'f';
   switch (itemsize) {
-    case 1: {
-      const uint8_t *q = reinterpret_cast<const uint8_t *>(p);
-      for (int64_t i = 0; i < n; ++i) c += q[i] != 0;
-      break;
-    }
-    case 2: {
-      const uint16_t *q = reinterpret_cast<const uint16_t *>(p);
-      for (int64_t i = 0; i < n; ++i) c += q[i] != 0;
-      break;
-    }
-    case 4: {
-      const uint32_t *q = reinterpret_cast<const uint32_t *>(p);
-      for (int64_t i = 0; i < n; ++i) c += q[i] != 0;
-      break;
-    }
-    default: {
-      const uint64_t *q = reinterpret_cast<const uint64_t *>(p);
-      for (int64_t i = 0; i < n; ++i) c += q[i] != 0;
-    }
+    case 1:
+      return count_masked<uint8_t, uint8_t>(reinterpret_cast<const uint8_t *>(p), n, 0xffu);
+    case 2:
+      return count_masked<uint16_t, uint16_t>(reinterpret_cast<const uint16_t *>(p), n, f ? 0x7fffu : 0xffffu);
+    case 4:
+      return count_masked<uint32_t, uint32_t>(reinterpret_cast<const uint32_t *>(p), n,
+                                              f ? 0x7fffffffu : 0xffffffffu);
+    default:
+      return count_masked<uint64_t, uint64_t>(reinterpret_cast<const uint64_t *>(p), n,
+                                              f ? 0x7fffffffffffffffull : ~0ull);
   }
-  return c;
 }
 
 // An integer count (a 0-d argument of kind i or u), negative counts as 0.

@@ -193,6 +193,56 @@ def test_the_variant_rule_is_evaluated_per_call_as_python_does(jax, jnp, dtype):
         _variant_rule.THRESHOLDS[_RULE_SLOT] = old
 
 
+@ti.kernel
+def _flag(x: nd(), out: nd(ndim=1), scratch: nd(ndim=1)):
+    for _i in range(1):
+        out[0] = scratch.shape[0]
+
+
+# parallel (scratch of 1) when at least THRESHOLDS[3] elements of x are nonzero, any dtype
+flag_rule = ta.Operator(
+    "t_native_flag_rule",
+    kernel=_flag,
+    outs=lambda x: ta.ShapeDtype((1,), ta.int32),
+    scratch=lambda x, serial: ta.ShapeDtype((0 if serial else 1,), ta.int32),
+    policy=lambda x: _variant_rule.rule_decide(float("inf"), x.shape[0], 0, _RULE_SLOT),
+)
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "dtype", ["bool", "int8", "uint16", "int32", "uint64", "float16", "float32", "float64", "complex64"]
+)
+def test_the_native_count_of_nonzero_elements_is_numpys(jax, jnp, dtype):
+    # the native rule counts in blocks (255 elements for one-byte types): counts that cross
+    # block boundaries, -0.0 and NaN, and the high bits of every element width
+    with jax.enable_x64(True):
+        rng = np.random.default_rng(7)
+        f = jax.jit(flag_rule)
+        old = _variant_rule.THRESHOLDS[_RULE_SLOT]
+        for n, density in ((1, 0), (254, 0.3), (255, 1), (256, 1), (1000, 1), (1000, 0.3), (70_000, 1)):
+            x = np.zeros(n, dtype)
+            x[rng.random(n) < density] = 1  # density 1: a block's count at its type's limit
+            if x.dtype.kind == "f":
+                x[rng.random(n) < 0.2] = -0.0
+                x[-1] = np.nan
+            elif x.dtype.kind == "c":
+                x[rng.random(n) < 0.2] = 1j  # nonzero in the imaginary part only
+            elif x.dtype.kind in "iu" and x.itemsize > 1:
+                x[0] = np.array(1 << (8 * x.itemsize - 1), np.uint64).astype(dtype)  # the top bit alone
+            count = int(np.count_nonzero(x))
+            try:
+                for thr in (count, count + 1):
+                    _variant_rule.THRESHOLDS[_RULE_SLOT] = thr
+                    s0 = _native.stats()
+                    got = int(np.asarray(f(jnp.asarray(x)))[0])
+                    s1 = _native.stats()
+                    assert s1[0] - s0[0] == 1  # the native handler decided
+                    assert got == (1 if count >= thr else 0), (n, count, thr)
+            finally:
+                _variant_rule.THRESHOLDS[_RULE_SLOT] = old
+
+
 several_tasks = ta.Operator(
     "t_native_several_tasks",
     kernel=tasks_kernel,
