@@ -9,8 +9,12 @@ The ABI mirrored here is dlpack.h 1.x (``DLManagedTensorVersioned``) plus the le
 - Everything a live export needs (the ctypes structs, the shape and stride arrays, and
   the exported array itself, which keeps the memory alive) is held in ``_LIVE`` until the
   deleter runs, so memory stays valid exactly as long as a consumer holds it.
-- Callbacks are plain ctypes functions kept alive for the life of the process and do
-  nothing once the interpreter is finalising.
+- The deleter and the capsule destructor are native where a C++ compiler builds them
+  (``_dlpack_release.cpp``, compiled at the first export and cached, ``tiarray._cbuild``):
+  consumers call them while an exception propagates, and a ctypes callback then replaced
+  that exception by a SystemError and never released the export. Without a compiler (or
+  with ``TIARRAY_NATIVE=0``) they are ctypes callbacks, with that limitation. Both kinds
+  live as long as the process and do nothing once the interpreter is finalising.
 - ``jax.ffi.pycapsule`` rewrites ``ctypes.pythonapi.PyCapsule_New.argtypes`` globally,
   so this module binds its own prototypes of the capsule functions.
 """
@@ -18,10 +22,12 @@ The ABI mirrored here is dlpack.h 1.x (``DLManagedTensorVersioned``) plus the le
 from __future__ import annotations
 
 import ctypes
+import os
+import subprocess
 import sys
 import threading
 
-from . import _cuda, _dtypes
+from . import _cbuild, _cuda, _dtypes
 
 __all__ = ["export_capsule", "import_capsule", "DLPACK_VERSION"]
 
@@ -176,11 +182,133 @@ _capsule_destructor = _CapsuleDestructor(_capsule_destructor_py)
 _DESTRUCTOR_PTR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
 
 # Consumers may call these after this module's globals are cleared at shutdown: the
-# ctypes thunks must never be freed, so they get one reference nothing ever drops.
-_IMMORTAL = (_deleter, _capsule_destructor)
+# ctypes thunks and the functions the native callbacks call must never be freed, so they
+# get one reference nothing ever drops.
+_IMMORTAL = (_deleter, _capsule_destructor, _release, _capsule_destructor_py)
 for _f in _IMMORTAL:
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(_f))
 del _f
+
+
+# ----------------------------------------------------------------------------- native callbacks
+
+RELEASE_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_dlpack_release.cpp")
+_RELEASE_FLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC")
+_release_lock = threading.Lock()
+_callbacks = None  # (deleter, capsule destructor address), chosen at the first export
+_release_reason = "not tried yet (built at the first export)"
+
+
+def _api_names() -> tuple:
+    """The C API functions the native callbacks call, in ``tiarray_dlpack_init``'s order."""
+    fin = "Py_IsFinalizing" if hasattr(ctypes.pythonapi, "Py_IsFinalizing") else "_Py_IsFinalizing"
+    return (
+        fin, "PyGILState_Ensure", "PyGILState_Release", "PyErr_Fetch", "PyErr_Restore", "PyLong_FromVoidPtr",
+        "PyObject_CallFunctionObjArgs", "Py_DecRef", "PyErr_WriteUnraisable",
+    )  # fmt: skip
+
+
+# Run in a fresh interpreter on a new build (no tiarray import): the library loads, takes the
+# C API, and both callbacks call their Python function with the address, from a thread
+# without the GIL (a CDLL call releases it), also when that function raises.
+_RELEASE_CHECK = """
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+names = sys.argv[2].split(",")
+api = (ctypes.c_uint64 * len(names))(*[ctypes.cast(getattr(ctypes.pythonapi, n), ctypes.c_void_p).value for n in names])
+seen = []
+def release(a):
+    seen.append(("deleter", a))
+    if a == 3:
+        raise ValueError("reported, not raised")
+def capsule(a):
+    seen.append(("capsule", a))
+lib.tiarray_dlpack_init.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
+assert lib.tiarray_dlpack_init(api, release, capsule) == 0
+for f in (lib.tiarray_dlpack_deleter, lib.tiarray_dlpack_capsule_destructor):
+    f.argtypes = [ctypes.c_void_p]
+    f.restype = None
+lib.tiarray_dlpack_deleter(4096)
+lib.tiarray_dlpack_capsule_destructor(8192)
+lib.tiarray_dlpack_deleter(3)
+lib.tiarray_dlpack_deleter(None)
+assert seen == [("deleter", 4096), ("capsule", 8192), ("deleter", 3)], seen
+print("ok")
+"""
+
+
+def _check_release(so: str) -> str:
+    try:
+        r = subprocess.run(
+            [sys.executable, "-c", _RELEASE_CHECK, so, ",".join(_api_names())],
+            capture_output=True, text=True, timeout=60, cwd=os.path.dirname(so),
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"the check of {so} did not finish in 60 s"
+    if r.returncode == 0 and r.stdout.strip() == "ok":
+        return "ok"
+    out = (r.stdout + r.stderr).strip().splitlines()
+    return f"the check of {so} failed (exit status {r.returncode}): " + (
+        out[-1][:400] if out else "no output"
+    )
+
+
+def _load_native():
+    """The native ``(deleter, capsule destructor address)``; RuntimeError saying why not."""
+    if _cbuild.off_by_env():
+        raise RuntimeError("turned off (TIARRAY_NATIVE=0)")
+    if not (sys.platform.startswith("linux") or sys.platform == "darwin"):
+        raise RuntimeError(f"built on Linux and macOS only, this is {sys.platform}")
+    cxx = _cbuild.compiler()
+    if cxx is None:
+        raise RuntimeError("no C++ compiler (set CXX, or install g++ or clang++)")
+    directory = os.path.join(
+        _cbuild.cache_root(), "dlpack-" + _cbuild.tag(RELEASE_SOURCE, cxx, _RELEASE_FLAGS)
+    )
+
+    def make(so):
+        _cbuild.build(cxx, RELEASE_SOURCE, so, _RELEASE_FLAGS)
+        return _check_release(so)
+
+    so, verdict = _cbuild.prepared(directory, "dlpack_release.so", make)
+    if verdict != "ok":
+        raise RuntimeError(verdict)
+    lib = ctypes.CDLL(so)
+    api = (ctypes.c_uint64 * 9)(
+        *[ctypes.cast(getattr(ctypes.pythonapi, n), ctypes.c_void_p).value for n in _api_names()]
+    )
+    lib.tiarray_dlpack_init.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
+    if lib.tiarray_dlpack_init(api, _release, _capsule_destructor_py) != 0:
+        raise RuntimeError("the C API functions it needs were not found")
+    deleter = _Deleter(ctypes.cast(lib.tiarray_dlpack_deleter, ctypes.c_void_p).value)
+    destructor = ctypes.cast(lib.tiarray_dlpack_capsule_destructor, ctypes.c_void_p).value
+    _IMMORTAL_LIBS.append(lib)
+    return deleter, destructor
+
+
+_IMMORTAL_LIBS: list = []  # the loaded library stays mapped: exports made through it may outlive us
+
+
+def _export_callbacks():
+    """The deleter and capsule destructor of new exports: native where they build, else ctypes."""
+    global _callbacks, _release_reason
+    cb = _callbacks
+    if cb is not None:
+        return cb
+    with _release_lock:
+        if _callbacks is None:
+            try:
+                _callbacks = _load_native()
+                _release_reason = "native"
+            except Exception as e:
+                _callbacks = (_deleter, _DESTRUCTOR_PTR)
+                _release_reason = f"{type(e).__name__}: {e}"
+        return _callbacks
+
+
+def release_status() -> str:
+    """``"native"`` when exports use the native deleter, else why they use the ctypes one."""
+    return _release_reason
 
 
 def export_capsule(
@@ -221,11 +349,12 @@ def export_capsule(
     # without them, and they cost nothing.
     t.strides = strides_arr
     t.byte_offset = 0
-    m.deleter = _deleter
+    deleter, destructor = _export_callbacks()
+    m.deleter = deleter
     addr = ctypes.addressof(m)
     with _live_lock:
         _LIVE[addr] = (m, shape_arr, strides_arr, owner)
-    return _PyCapsule_New(addr, name, _DESTRUCTOR_PTR)
+    return _PyCapsule_New(addr, name, destructor)
 
 
 def live_exports() -> int:

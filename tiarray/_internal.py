@@ -27,6 +27,7 @@ Launcher (:mod:`tiarray._launch`)
 
 from __future__ import annotations
 
+from . import _cbuild as cbuild
 from . import _cuda as cuda
 from . import _dtypes as dtypes
 from ._array_object import TiArray
@@ -65,6 +66,6 @@ __all__ = [
     "program", "CACHES", "ensure_init", "register_cache", "current_device", "is_cpu", "cpu_workers",
     "dtypes", "check_bool",
     "TiArray", "empty_owned", "copy_array", "view_of", "numpy_data_ptr", "asarray", "from_dlpack", "stored_params", "framework_of",
-    "is_jax_tracer", "TAICHI_FAMILY", "cuda",
+    "is_jax_tracer", "TAICHI_FAMILY", "cuda", "cbuild",
     "Launcher", "KernelSignatureError", "IEEE", "launch_lock", "debug_mode", "host_runner", "runner_array_set", "runner_launch", "P_ARRAY", "P_FLOAT", "P_INT", "P_UINT", "P_TEMPLATE",
 ]  # fmt: skip

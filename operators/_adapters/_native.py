@@ -7,9 +7,8 @@ Python: see the C++ file for what it does. This module
 
 - compiles the C++ file with the machine's C++ compiler (``$CXX``, else ``c++``/``g++``/
   ``clang++``) the first time JAX runs an Operator on the CPU, into a cache directory
-  (``$TIARRAY_CACHE_DIR``, else ``~/.cache/tiarray``; one file per source, compiler, Python
-  and backend version). pip installs nothing for it: without a compiler every call takes the
-  Python handler, as before;
+  (``tiarray._cbuild``: one per source, compiler, Python and backend version). pip installs
+  nothing for it: without a compiler every call takes the Python handler, as before;
 - checks the build once per cache entry in a subprocess (Taichi's launch through the
   pointers tiarray reads, the launch lock, a jitted Operator end to end), so that a
   mismatch with an unusual Taichi or Python build fails in that process, never in the
@@ -25,13 +24,9 @@ handler takes too (the same ``RLock`` object, locked natively through CPython's 
 """
 
 import ctypes
-import hashlib
 import os
-import platform
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 
 from tiarray import _internal as _core
@@ -61,55 +56,13 @@ def status() -> str:
     return "native" if _lib is not None else _reason
 
 
-def _off_by_env() -> bool:
-    return os.environ.get("TIARRAY_NATIVE", "").strip().lower() in ("0", "false", "no", "off")
-
-
-def _compiler():
-    """The C++ compiler: ``$CXX`` where set (None if it is not found), else the first of
-    ``c++``, ``g++``, ``clang++`` on the PATH."""
-    cxx = os.environ.get("CXX")
-    if cxx:
-        return shutil.which(cxx)
-    for c in ("c++", "g++", "clang++"):
-        path = shutil.which(c)
-        if path:
-            return path
-    return None
-
-
-def _cache_root() -> str:
-    root = os.environ.get("TIARRAY_CACHE_DIR")
-    if not root:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(base, "tiarray")
-    return root
+_off_by_env = _core.cbuild.off_by_env
+_compiler = _core.cbuild.compiler
+_cache_root = _core.cbuild.cache_root
 
 
 def _tag(compiler: str) -> str:
-    h = hashlib.sha256()
-    with open(SOURCE, "rb") as f:
-        h.update(f.read())
-    for part in (compiler, _FLAGS, sys.version, platform.machine(), platform.system(), _core.ti.__version__):
-        h.update(repr(part).encode())
-    return h.hexdigest()[:16]
-
-
-def _build(compiler: str, directory: str) -> str:
-    """Compile the library into ``directory``; RuntimeError if the compiler fails."""
-    so = os.path.join(directory, "ffi_cpu.so")
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=directory)
-    os.close(fd)
-    cmd = [compiler, *_FLAGS, "-o", tmp, SOURCE]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        if r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed: {(r.stderr or r.stdout).strip()[-600:]}")
-        os.replace(tmp, so)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return so
+    return _core.cbuild.tag(SOURCE, compiler, _FLAGS, _core.ti.__version__)
 
 
 def _check(so: str) -> str:
@@ -139,29 +92,13 @@ def _check(so: str) -> str:
 
 
 def _prepared(compiler: str, directory: str) -> tuple:
-    """``(library, verdict)``: built and checked once per directory, whatever the number of
-    processes asking at once (the first builds and checks under a file lock; the others wait
-    and read its verdict). A failed build or check is remembered too: its verdict says why."""
-    import fcntl
+    """``(library, verdict)``: built and checked once per directory (``tiarray._cbuild``)."""
 
-    os.makedirs(directory, exist_ok=True)
-    so = os.path.join(directory, "ffi_cpu.so")
-    path = os.path.join(directory, "verdict")
-    with open(os.path.join(directory, "lock"), "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        if os.path.exists(path):
-            with open(path) as f:
-                return so, f.read().strip()
-        try:
-            _build(compiler, directory)
-            verdict = _check(so)
-        except Exception as e:
-            verdict = f"the build failed: {type(e).__name__}: {e}"
-        fd, tmp = tempfile.mkstemp(dir=directory)
-        with os.fdopen(fd, "w") as f:
-            f.write(verdict + "\n")
-        os.replace(tmp, path)
-    return so, verdict
+    def make(so):
+        _core.cbuild.build(compiler, SOURCE, so, _FLAGS)
+        return _check(so)
+
+    return _core.cbuild.prepared(directory, "ffi_cpu.so", make)
 
 
 def _sym(lib, name, restype, *argtypes):

@@ -36,3 +36,14 @@ def test_the_native_handlers_source_is_installed():
     assert os.path.isfile(_native.SOURCE), _native.SOURCE
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert cfg["tool"]["setuptools"]["package-data"]["tiarray.operators._adapters"] == ["_ffi_cpu.cpp"]
+
+
+def test_the_dlpack_callbacks_source_is_installed():
+    # compiled at the first export (tiarray/_dlpack.py): package data of tiarray
+    import os
+
+    from tiarray import _dlpack
+
+    assert os.path.isfile(_dlpack.RELEASE_SOURCE), _dlpack.RELEASE_SOURCE
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert cfg["tool"]["setuptools"]["package-data"]["tiarray"] == ["_dlpack_release.cpp"]
