@@ -26,6 +26,7 @@ from ._foreign import _import_numpy, _import_torch, device_from_dl, dl_pair, vie
 from ._kernels.copy import copy_array, copy_to_device
 from ._runtime import CPU
 from ._validate import check_copy
+from ._views import real_view
 
 __all__ = ["asarray", "from_dlpack", "export_dlpack"]
 
@@ -463,12 +464,26 @@ def plain_kernel_args(kernel, func, params, args: tuple, kwargs: dict) -> tuple:
             pname = key
         is_array = is_arrays.get(pname)
         if not is_array:
-            if is_array is not None and a.ndim == 0:  # a 0-d TiArray for a scalar parameter
-                if isinstance(key, int):
-                    out[key] = a.item()
-                else:
-                    new_kwargs[key] = a.item()
+            if is_array is None:  # not a parameter of the kernel: Taichi says so
+                continue
+            if a.ndim != 0:
+                raise TypeError(
+                    f"{name}(): argument '{pname}' is a TiArray of shape {a.shape}, but the kernel's parameter "
+                    f"'{pname}' is not a ti.types.ndarray() (it is a scalar or a ti.template()). Annotate it "
+                    "ti.types.ndarray() to pass an array, or pass one value (a Python number or a 0-d TiArray)"
+                )
+            if isinstance(key, int):  # a 0-d TiArray for a scalar parameter: its value
+                out[key] = a.item()
+            else:
+                new_kwargs[key] = a.item()
             continue
+        if a._dtype.kind == "c":  # Taichi has no complex types: real pairs, as tiarray.Operator passes them
+            a = real_view(a)
+        elif a._dtype is _dtypes.bfloat16:
+            raise TypeError(
+                f"{name}(): argument '{pname}' is a bfloat16 TiArray; Taichi kernels have no bfloat16 type. "
+                f"Pass a float32 copy (tiarray.astype({pname}, tiarray.float32))"
+            )
         may_write = pname in written
         if a._readonly and may_write:
             raise ValueError(

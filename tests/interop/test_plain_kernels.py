@@ -202,3 +202,40 @@ def test_writes_the_source_check_missed():
     y = np.zeros(2, np.float32)
     reads_vectors(ta.asarray(ro), ta.asarray(y))
     np.testing.assert_allclose(y, np.sqrt(3) + 3, rtol=1e-6)
+
+
+@ti.kernel
+def conj_pairs(z: ti.types.ndarray(ndim=2)):
+    for i in range(z.shape[0]):
+        z[i, 1] = -z[i, 1]
+
+
+def test_complex_tiarrays_arrive_as_real_pairs():
+    # Taichi has no complex types: the same memory as (re, im) pairs, as tiarray.Operator passes it
+    for dtype in (np.complex64, np.complex128):
+        z = (np.arange(4) + 1j * np.arange(4, 8)).astype(dtype)
+        conj_pairs(ta.asarray(z))
+        np.testing.assert_array_equal(z, np.conj((np.arange(4) + 1j * np.arange(4, 8)).astype(dtype)))
+
+
+def test_arrays_for_parameters_that_take_none_are_refused_by_name():
+    x, y = ta.ones(3, dtype=ta.float32), ta.zeros(3, dtype=ta.float32)
+    with pytest.raises(
+        TypeError, match=r"axpy\(\): argument 'a' is a TiArray of shape \(1,\), but the kernel's "
+    ):
+        axpy(ta.ones(1, dtype=ta.float32), x, y)
+    with pytest.raises(
+        TypeError, match=r"shift_vecs\(\): argument 'by' is a TiArray of shape \(3,\).*ti.template"
+    ):
+        shift_vecs(np.zeros((2, 3), np.float32), ta.ones(3, dtype=ta.float32))
+    assert float(axpy(ta.asarray(np.float32(2.0)), x, y)) == 6.0  # one value, as a 0-d TiArray
+    np.testing.assert_array_equal(y.__array__(), [2, 2, 2])
+
+
+def test_bfloat16_tiarrays_are_refused_by_name():
+    pytest.importorskip("ml_dtypes")
+    b = ta.zeros(3, dtype=ta.bfloat16)
+    with pytest.raises(
+        TypeError, match=r"axpy\(\): argument 'y' is a bfloat16 TiArray; Taichi kernels have no"
+    ):
+        axpy(1.0, ta.ones(3, dtype=ta.float32), b)
