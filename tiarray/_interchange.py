@@ -407,18 +407,40 @@ def _written_params(func, names) -> set:
     return written
 
 
+def _aliases(tree, names) -> dict:
+    """Local names bound to a parameter in ``names`` (``y = x``, ``y = ti.static(x)``, chains of
+    them) -> that parameter."""
+    alias = {n: n for n in names}
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target, value = node.targets[0], node.value
+            if isinstance(value, ast.Call) and _call_name(value) == "static" and len(value.args) == 1:
+                value = value.args[0]
+            if isinstance(target, ast.Name) and isinstance(value, ast.Name) and value.id in alias:
+                if target.id not in alias:
+                    alias[target.id] = alias[value.id]
+                    changed = True
+    return alias
+
+
 def stored_params(func, names) -> set:
     """The parameters among ``names`` that the kernel ``func`` stores into in its own body:
-    ``x[i] = ...``, ``x[i] += ...``, ``ti.atomic_add(x[i], ...)`` (functions it calls are not
-    followed: a parameter passed to one is not counted, unlike :func:`_written_params`). An
-    empty set where the source cannot be read."""
+    ``x[i] = ...``, ``x[i] += ...``, ``ti.atomic_add(x[i], ...)``, also through a local alias
+    (``y = ti.static(x)``; an Operator's elements are scalars, so no element methods).
+    Functions it calls are not followed: a parameter passed to one is not counted, unlike
+    :func:`_written_params`. An empty set where the source cannot be read."""
     src = _source_tree(func)
     if src is None:
         return set()
     tree, parents = src
+    alias = _aliases(tree, names)
     stored = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Name) and node.id in names):
+        if not (isinstance(node, ast.Name) and node.id in alias):
             continue
         top = node
         while isinstance(parents.get(top), ast.Subscript) and parents[top].value is top:
@@ -427,14 +449,14 @@ def stored_params(func, names) -> set:
             continue  # the bare name: not an element store
         up = parents.get(top)
         if isinstance(getattr(top, "ctx", None), (ast.Store, ast.Del)):
-            stored.add(node.id)
+            stored.add(alias[node.id])
         elif (
             isinstance(up, ast.Call)
             and up.args
             and up.args[0] is top
             and _call_name(up).startswith("atomic_")
         ):
-            stored.add(node.id)
+            stored.add(alias[node.id])
     return stored
 
 

@@ -252,6 +252,27 @@ def test_error_kernel_that_stores_into_an_input():
     np.testing.assert_array_equal(b, [1, 1, 1])
 
 
+def test_error_kernel_that_stores_into_an_input_through_an_alias():
+    # y = ti.static(x); y[i] = ... wrote a read-only input unseen (the plain-kernel check
+    # caught it, the Operator's did not)
+    ti = _backend.ti
+
+    @ti.kernel
+    def via_alias(x: ti.types.ndarray(ndim=1), out: ti.types.ndarray(ndim=1)):
+        y = ti.static(x)
+        z = y
+        for i in out:
+            z[i] = 5.0
+            out[i] = 1.0
+
+    op = ta.Operator("stores_via_alias", kernel=via_alias, outs=lambda x: ta.ShapeDtype((3,), "float32"))
+    x = np.zeros(3, np.float32)
+    x.flags.writeable = False
+    with pytest.raises(TypeError, match="stores_via_alias: the kernel stores into 'x'"):
+        op(x)
+    assert not x.any()
+
+
 def _fill_op(name, tdtype):
     ti = _backend.ti
 
