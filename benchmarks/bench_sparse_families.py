@@ -36,6 +36,11 @@ is timed; a wrong result is reported, not timed):
   the history slots gathered in delay order), ``update_csr_on_binary_pre/post``,
   ``update_dense_on_binary_pre/post``, ``update_fixed_post_conn_on_binary_pre`` (which clip
   every weight: tiarray clips the updated ones);
+- ``C floor`` (the scatter rows: fixed-number ``A.T @ s``, COO, spike indices, pull-form
+  delays): what the random accesses alone cost on this machine, a compiled loop that zeroes
+  the output and adds the active synapses' weights into it from two contiguous lists made
+  before timing (no event scan, no rows, no launch); the column ``ti jit x C floor`` is
+  tiarray's ``jax.jit`` time over it (``no compiler`` without a C++ compiler);
 - baselines: ``scipy`` (CSR/COO of the same matrix), ``dense @`` (NumPy gemv,
   n <= 10000), ``numpy`` (fancy-indexed plasticity update), ``torch`` (sparse COO/CSR, when
   installed).
@@ -113,6 +118,70 @@ def _ready(x):
     return x.block_until_ready() if hasattr(x, "block_until_ready") else x
 
 
+# ----------------------------------------------------------------------------- the scatter floor
+#
+# What the random accesses alone cost on this machine: a compiled loop that zeroes the output
+# and adds the active synapses' weights into it, out[idx[j]] += w[j], from two contiguous
+# lists made before timing (no event scan, no row structure, no launch). Its result is the
+# product itself, checked as every method is. Built with tiarray's own compiler helper; "no
+# compiler" where there is none.
+
+_FLOOR_SRC = r"""
+#include <cstdint>
+#include <cstring>
+extern "C" void scatter_floor(const int32_t *idx, const float *w, int64_t s, float *out, int64_t n) {
+  std::memset(out, 0, (size_t)n * sizeof(float));
+  for (int64_t j = 0; j < s; ++j) out[idx[j]] += w[j];
+}
+"""
+_FLOOR = []
+
+
+def _scatter_floor_fn():
+    """The compiled ``scatter_floor`` (ctypes), or a string saying why there is none."""
+    if not _FLOOR:
+        import ctypes
+        import tempfile
+
+        from tiarray import _cbuild
+
+        cxx = _cbuild.compiler()
+        if cxx is None:
+            _FLOOR.append("no compiler")
+        else:
+            d = tempfile.mkdtemp(prefix="tiarray_floor_")
+            src = os.path.join(d, "floor.cpp")
+            with open(src, "w") as f:
+                f.write(_FLOOR_SRC)
+            lib = ctypes.CDLL(
+                _cbuild.build(cxx, src, os.path.join(d, "floor.so"), ("-O2", "-shared", "-fPIC"))
+            )
+            fn = lib.scatter_floor
+            fn.restype = None
+            fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
+            _FLOOR.append(fn)
+    return _FLOOR[0]
+
+
+def scatter_floor(targets, weights, n):
+    """The method ``C floor`` of a row whose product adds ``weights[j]`` into ``out[targets[j]]``
+    (the active synapses, in the kernel's order)."""
+    fn = _scatter_floor_fn()
+    if isinstance(fn, str):
+        return fn
+    idx = np.ascontiguousarray(targets, dtype=np.int32)
+    w = np.ascontiguousarray(weights, dtype=np.float32)
+
+    pi, pw, size = idx.ctypes.data, w.ctypes.data, idx.size
+
+    def run(_keep=(idx, w)):  # the lists live as long as the method
+        out = np.empty(n, np.float32)  # a fresh output per call, as the operators return
+        fn(pi, pw, size, out.__array_interface__["data"][0], n)
+        return out
+
+    return (run, None)
+
+
 # ----------------------------------------------------------------------------- cases
 #
 # Each case builder returns (rows); a row is a dict with the case's description, its
@@ -170,6 +239,9 @@ def fcn_rows(env, sp, n, p, r, rng):
                 m["scipy"] = (lambda M=M, xf=xf: M @ xf, None)
             else:
                 m["scipy"] = NOT_INSTALLED
+            if op == "event_fcnmv" and transpose:
+                act = np.nonzero(s_bool)[0]
+                m["C floor"] = scatter_floor(idx[act].reshape(-1), w[act].reshape(-1), n)
             rows.append(dict(op=op, dir=transpose, bound=bound, methods=m,
                              ref=lambda f=f, xs=xs, t=transpose: _fcn_ref(w, idx, xs, n, t)))  # fmt: skip
     return rows
@@ -254,6 +326,8 @@ def coo_rows(env, sp, n, p, r, rng):
             m["scipy"] = NOT_INSTALLED
         src = row if transpose else col
         active = int(s[src].sum())
+        on = s[src]
+        m["C floor"] = scatter_floor((col if transpose else row)[on], w[on], n)
         rows.append(dict(op="event_coomv", dir=transpose, bound=8 * nnz + 4 * active + 5 * n, methods=m,
                          ref=lambda t=transpose: _coo_ref(w, row, col, s, n, t)))  # fmt: skip
     return rows
@@ -344,6 +418,8 @@ def indexed_rows(env, sp, n, p, r, rng):
         m["brainevent"] = (lambda: _ready(h(sj)), None)
     else:
         m["brainevent"] = NOT_INSTALLED
+    on = np.repeat(s, np.diff(ptr))
+    m["C floor"] = scatter_floor(idx[on], w[on], n)
     rows = [dict(op="event_csrmv_indexed", dir=True, bound=8 * syn + 4 * count + 4 * n, methods=m,
                  ref=lambda: _csr_t(w, idx, ptr, s, n))]  # fmt: skip
     return rows
@@ -409,6 +485,9 @@ def delayed_rows(env, sp, n, p, r, rng):
         m["brainevent pull"] = (lambda gs=gs: _ready(gs(hj, tj)), None)
     else:
         m["brainevent"] = NOT_INSTALLED
+
+    on = hist[(t - delays) % D_DELAY, rows_of]
+    m["C floor"] = scatter_floor(idx[on], w[on], n)
 
     def ref():
         y = np.zeros(n)
@@ -561,6 +640,7 @@ def print_family(family, rows, stat):
         *(["brainevent pull / ti jit"] if "brainevent pull" in names else []),
         "peers / tiarray (NumPy)",
         "ti jit x LB",
+        *(["ti jit x C floor"] if "C floor" in names else []),
     ]
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
@@ -576,12 +656,14 @@ def print_family(family, rows, stat):
         push += [t("brainevent layout") / t("ti push jit")] if "brainevent layout" in names else []
         push += [t("brainevent pull") / t("ti jit")] if "brainevent pull" in names else []
         peers = [f"{k} {_fmt(t(k) / t('tiarray'))}" for k in names
-                 if k not in ("tiarray", "ti jit", "ti push jit") and not k.startswith("brainevent") and isinstance(res.get(k), tuple)]  # fmt: skip
+                 if k not in ("tiarray", "ti jit", "ti push jit", "C floor") and not k.startswith("brainevent") and isinstance(res.get(k), tuple)]  # fmt: skip
         dirn = {"plasticity": ("on pre", "on post")}.get(family, ("A @ s", "A.T @ s"))[int(bool(r["dir"]))]
         cells = [r["op"], dirn, str(r["n"]), str(r["r"]), _fmt(r["bound_us"]), *[_cell(res.get(k, "-")) for k in names],
                  *[("**" + _fmt(b) + "**") if b == b and b < 1 else _fmt(b) for b in (be, *push)],
                  "; ".join(peers) or "-",
-                 _fmt(t("ti jit") / r["bound_us"]) if r["bound_us"] == r["bound_us"] else "-"]  # fmt: skip
+                 _fmt(t("ti jit") / r["bound_us"]) if r["bound_us"] == r["bound_us"] else "-",
+                 *([_fmt(t("ti jit") / t("C floor")) if isinstance(res.get("C floor"), tuple) else "-"]
+                   if "C floor" in names else [])]  # fmt: skip
         print("| " + " | ".join(cells) + " |")
     print("\n(bold: below 1, brainevent is faster than tiarray's jax.jit route)")
 
