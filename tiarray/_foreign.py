@@ -195,6 +195,8 @@ def _import_taichi_field(f, func: str, copy) -> TiArray:
         # a reset runtime, a destroyed SNode tree, a field Taichi cannot lay out yet (not placed,
         # its FieldsBuilder not finalized): the reason says which
         raise ValueError(f"{func}(): argument 'obj', a {type(f).__name__}, cannot be read: {e}") from None
+    except TypeError as e:  # an element type without a NumPy dtype (quantized): no view, no copy
+        raise TypeError(f"{func}(): argument 'obj', a {type(f).__name__}, cannot be read: {e}") from None
     if isinstance(lay, str):
         if copy is True:
             return _import_numpy(_backend.field_to_numpy(f), func)
@@ -231,6 +233,8 @@ def _import_quadrants(x, func: str, copy, want: Device | None) -> TiArray:
             f"{func}(): argument 'obj' is a quadrants {what} of a runtime that no longer runs: {e}. "
             "Create it again after qd.init()"
         ) from None
+    except TypeError as e:  # a field element type without a NumPy dtype (quantized)
+        raise TypeError(f"{func}(): argument 'obj' is a quadrants {what} that cannot be read: {e}") from None
     device = Device("cuda", 0) if qd.arch_is_gpu() else CPU
     if device.kind == "cuda" and want != CPU and _runtime.current_device().kind != "cuda":
         raise ValueError(

@@ -316,3 +316,27 @@ def test_struct_fields_and_axes_out_of_order():
     with pytest.raises(ValueError, match="places axes"):
         ta.asarray(z)
     np.testing.assert_array_equal(np.asarray(ta.asarray(z, copy=True)), z.to_numpy())
+
+
+def test_quantized_fields_are_refused_by_name():
+    """A quantized (bit-packed) field raised a bare AssertionError from the language's
+    to_numpy_type, also with copy=True (2026-12-05): its elements have no NumPy dtype."""
+    q = ti.field(dtype=ti.types.quant.int(bits=4, signed=False))
+    bits = ti.BitpackedFields(max_num_bits=32)
+    bits.place(q)
+    ti.root.dense(ti.i, 8).place(bits)
+    for copy in (None, True):
+        with pytest.raises(
+            TypeError, match=r"asarray\(\): argument 'obj'.*element type qu4 has no NumPy dtype"
+        ):
+            ta.asarray(q, copy=copy)
+    plain = ti.field(ti.i32, shape=8)  # fields of plain types in the same program still read
+
+    @ti.kernel
+    def unpack():
+        for i in range(8):
+            q[i] = i
+            plain[i] = q[i]
+
+    unpack()
+    np.testing.assert_array_equal(np.asarray(ta.asarray(plain)), np.arange(8))

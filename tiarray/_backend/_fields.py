@@ -266,7 +266,13 @@ class FieldReader:
             members = [f]
         else:
             return f"{type(f).__name__} fields are not supported (only scalar, vector and matrix fields)"
-        dt = self.to_numpy_type(members[0].dtype)
+        try:
+            dt = self.to_numpy_type(members[0].dtype)
+        except AssertionError:  # the language's own answer for a type NumPy lacks
+            raise TypeError(
+                f"its element type {members[0].dtype} has no NumPy dtype (a quantized type: bit-packed "
+                "elements are not addressable); read it in a kernel into a field or ndarray of a plain type"
+            ) from None
         item = np.dtype(dt).itemsize
         layouts = []
         for sf in members:
