@@ -41,7 +41,10 @@ def _run(body, tmp_path, **env):
     e = {k: v for k, v in os.environ.items() if k not in ("TIARRAY_NATIVE", "CXX")}
     e.update(TIARRAY_CACHE_DIR=str(tmp_path / "cache"), **env)
     code = textwrap.dedent(PRELUDE) + textwrap.dedent(body)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=e)
+    # cwd: not the checkout, whose tiarray/ (without operators/) would shadow the installed package
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=e, cwd=tmp_path
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout, r.stderr
 
@@ -142,7 +145,9 @@ def test_a_failed_check_is_remembered(tmp_path):
     open(os.path.join(d, "verdict"), "w").write("the check failed (exit status -11): Segmentation fault\\n")
     """
     cache = tmp_path / "cache"
-    subprocess.run([sys.executable, "-c", textwrap.dedent(code), str(cache)], check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), str(cache)], check=True, timeout=120, cwd=tmp_path
+    )
     out, _ = _run(
         """
         a = np.from_dlpack(ta.arange(3.0))
