@@ -36,11 +36,13 @@ is timed; a wrong result is reported, not timed):
   the history slots gathered in delay order), ``update_csr_on_binary_pre/post``,
   ``update_dense_on_binary_pre/post``, ``update_fixed_post_conn_on_binary_pre`` (which clip
   every weight: tiarray clips the updated ones);
-- ``C floor`` (the scatter rows: fixed-number ``A.T @ s``, COO, spike indices, pull-form
-  delays): what the random accesses alone cost on this machine, a compiled loop that zeroes
-  the output and adds the active synapses' weights into it from two contiguous lists made
-  before timing (no event scan, no rows, no launch); the column ``ti jit x C floor`` is
-  tiarray's ``jax.jit`` time over it (``no compiler`` without a C++ compiler);
+- ``C floor`` (the rows that visit exactly the active synapses: fixed-number ``A.T @ s``,
+  spike indices): what their random accesses alone cost on this machine, a compiled loop
+  that zeroes the output and adds the active synapses' weights into it from two contiguous
+  lists made before timing (no event scan, no rows, no launch); the column ``ti jit x C
+  floor`` is tiarray's ``jax.jit`` time over it (``no compiler`` without a C++ compiler).
+  COO and the pull-form delays must also read synapses that add nothing (every COO entry;
+  every synapse of a row that spiked in the window), so the loop is no floor for them;
 - baselines: ``scipy`` (CSR/COO of the same matrix), ``dense @`` (NumPy gemv,
   n <= 10000), ``numpy`` (fancy-indexed plasticity update), ``torch`` (sparse COO/CSR, when
   installed).
@@ -120,7 +122,7 @@ def _ready(x):
 
 # ----------------------------------------------------------------------------- the scatter floor
 #
-# What the random accesses alone cost on this machine: a compiled loop that zeroes the output
+# What the random accesses of a scatter over the active synapses alone cost on this machine: a compiled loop that zeroes the output
 # and adds the active synapses' weights into it, out[idx[j]] += w[j], from two contiguous
 # lists made before timing (no event scan, no row structure, no launch). Its result is the
 # product itself, checked as every method is. Built with tiarray's own compiler helper; "no
@@ -326,8 +328,6 @@ def coo_rows(env, sp, n, p, r, rng):
             m["scipy"] = NOT_INSTALLED
         src = row if transpose else col
         active = int(s[src].sum())
-        on = s[src]
-        m["C floor"] = scatter_floor((col if transpose else row)[on], w[on], n)
         rows.append(dict(op="event_coomv", dir=transpose, bound=8 * nnz + 4 * active + 5 * n, methods=m,
                          ref=lambda t=transpose: _coo_ref(w, row, col, s, n, t)))  # fmt: skip
     return rows
@@ -485,9 +485,6 @@ def delayed_rows(env, sp, n, p, r, rng):
         m["brainevent pull"] = (lambda gs=gs: _ready(gs(hj, tj)), None)
     else:
         m["brainevent"] = NOT_INSTALLED
-
-    on = hist[(t - delays) % D_DELAY, rows_of]
-    m["C floor"] = scatter_floor(idx[on], w[on], n)
 
     def ref():
         y = np.zeros(n)
