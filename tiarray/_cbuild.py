@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-__all__ = ["off_by_env", "compiler", "cache_root", "tag", "build", "prepared"]
+__all__ = ["off_by_env", "compiler", "cache_root", "tag", "build", "check", "prepared"]
 
 
 def off_by_env() -> bool:
@@ -76,6 +76,26 @@ def build(compiler: str, source: str, so: str, flags) -> str:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return so
+
+
+def check(code: str, so: str, *args, timeout: float, env=None) -> str:
+    """``"ok"``, or why the library ``so`` must not be used: ``code`` run by a fresh interpreter
+    (``python -c code so *args``) must exit with status 0 within ``timeout`` seconds. It runs
+    beside the library, not in the caller's directory, whose tiarray/ could shadow the package;
+    a mismatch with an unusual Python or backend build then fails in that process, not the caller's."""
+    try:
+        r = subprocess.run(
+            [sys.executable, "-c", code, so, *args],
+            capture_output=True, text=True, timeout=timeout, env=env, cwd=os.path.dirname(so),
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"the check of {so} did not finish in {timeout:.0f} s"
+    if r.returncode == 0:
+        return "ok"
+    out = (r.stdout + r.stderr).strip().splitlines()
+    return f"the check of {so} failed (exit status {r.returncode}): " + (
+        out[-1][:400] if out else "no output"
+    )
 
 
 def prepared(directory: str, name: str, make) -> tuple:

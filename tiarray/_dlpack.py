@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import subprocess
 import sys
 import threading
 
@@ -233,24 +232,11 @@ lib.tiarray_dlpack_capsule_destructor(8192)
 lib.tiarray_dlpack_deleter(3)
 lib.tiarray_dlpack_deleter(None)
 assert seen == [("deleter", 4096), ("capsule", 8192), ("deleter", 3)], seen
-print("ok")
 """
 
 
 def _check_release(so: str) -> str:
-    try:
-        r = subprocess.run(
-            [sys.executable, "-c", _RELEASE_CHECK, so, ",".join(_api_names())],
-            capture_output=True, text=True, timeout=60, cwd=os.path.dirname(so),
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return f"the check of {so} did not finish in 60 s"
-    if r.returncode == 0 and r.stdout.strip() == "ok":
-        return "ok"
-    out = (r.stdout + r.stderr).strip().splitlines()
-    return f"the check of {so} failed (exit status {r.returncode}): " + (
-        out[-1][:400] if out else "no output"
-    )
+    return _cbuild.check(_RELEASE_CHECK, so, ",".join(_api_names()), timeout=60)
 
 
 def _load_native():
@@ -274,8 +260,9 @@ def _load_native():
     if verdict != "ok":
         raise RuntimeError(verdict)
     lib = ctypes.CDLL(so)
-    api = (ctypes.c_uint64 * 9)(
-        *[ctypes.cast(getattr(ctypes.pythonapi, n), ctypes.c_void_p).value for n in _api_names()]
+    names = _api_names()
+    api = (ctypes.c_uint64 * len(names))(
+        *[ctypes.cast(getattr(ctypes.pythonapi, n), ctypes.c_void_p).value for n in names]
     )
     lib.tiarray_dlpack_init.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
     if lib.tiarray_dlpack_init(api, _release, _capsule_destructor_py) != 0:

@@ -25,7 +25,6 @@ handler takes too (the same ``RLock`` object, locked natively through CPython's 
 
 import ctypes
 import os
-import subprocess
 import sys
 import threading
 
@@ -72,23 +71,7 @@ def _check(so: str) -> str:
     code = (
         "import sys; from tiarray.operators._adapters import _native; sys.exit(_native._probe(sys.argv[1]))"
     )
-    try:
-        r = subprocess.run(
-            [sys.executable, "-c", code, so],
-            capture_output=True,
-            text=True,
-            timeout=_PROBE_TIMEOUT,
-            env=env,
-            cwd=os.path.dirname(so),  # not the caller's directory: its tiarray/ could shadow the package
-        )
-    except subprocess.TimeoutExpired:
-        return f"the check of {so} did not finish in {_PROBE_TIMEOUT:.0f} s"
-    if r.returncode == 0:
-        return "ok"
-    out = (r.stdout + r.stderr).strip().splitlines()
-    return f"the check of {so} failed (exit status {r.returncode}): " + (
-        out[-1][:400] if out else "no output"
-    )
+    return _core.cbuild.check(code, so, timeout=_PROBE_TIMEOUT, env=env)
 
 
 def _prepared(compiler: str, directory: str) -> tuple:
