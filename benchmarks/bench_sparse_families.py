@@ -122,10 +122,11 @@ def _ready(x):
 
 # ----------------------------------------------------------------------------- the scatter floor
 #
-# What the random accesses of a scatter over the active synapses alone cost on this machine: a compiled loop that zeroes the output
-# and adds the active synapses' weights into it, out[idx[j]] += w[j], from two contiguous
-# lists made before timing (no event scan, no row structure, no launch). Its result is the
-# product itself, checked as every method is. Built with tiarray's own compiler helper; "no
+# What the random accesses of a scatter over the active synapses alone cost on this machine:
+# a compiled loop that zeroes the output and adds the active synapses' weights into it,
+# out[idx[j]] += w[j], from two contiguous lists made before timing (no event scan, no row
+# structure, no launch). Its result is the product itself, checked as every method is. Built
+# with tiarray's own compiler helper into a temporary directory, removed at exit; "no
 # compiler" where there is none.
 
 _FLOOR_SRC = r"""
@@ -142,7 +143,9 @@ _FLOOR = []
 def _scatter_floor_fn():
     """The compiled ``scatter_floor`` (ctypes), or a string saying why there is none."""
     if not _FLOOR:
+        import atexit
         import ctypes
+        import shutil
         import tempfile
 
         from tiarray import _cbuild
@@ -152,6 +155,7 @@ def _scatter_floor_fn():
             _FLOOR.append("no compiler")
         else:
             d = tempfile.mkdtemp(prefix="tiarray_floor_")
+            atexit.register(shutil.rmtree, d, True)  # the library stays loaded until then
             src = os.path.join(d, "floor.cpp")
             with open(src, "w") as f:
                 f.write(_FLOOR_SRC)
