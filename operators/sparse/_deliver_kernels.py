@@ -19,7 +19,7 @@ thread with plain adds. Kernel convention as in ``_csr_kernels``; no ``from __fu
 from tiarray._internal import ti
 
 from ._common import is_bool, ndim, on_gpu
-from ._csr_kernels import EVENT_BLOCK, _block_active, _bounds, _nonzero, _valid
+from ._csr_kernels import EVENT_BLOCK, _block_mask, _bounds, _nonzero, _pop_lowest, _valid
 from ._plasticity_kernels import _scale
 
 
@@ -101,8 +101,8 @@ def _deliver_run_h(
     """:func:`_deliver_run_w` with one weight for every synapse (``value`` = weight x event).
 
     The first pass is written out in both real functions on purpose: moved into a ``ti.func``
-    that they call, Taichi 1.7's compiler segfaults (as ``_block_active`` called from a real
-    function did); one real function with a weight flag puts a branch in the adds."""
+    that they call, Taichi 1.7's compiler segfaults (as a vectorised event-block test called from
+    a real function did); one real function with a weight flag puts a branch in the adds."""
     v = ti.cast(value, out.get_type().element_type)
     base = a
     while base < b:
@@ -162,6 +162,26 @@ def _deliver_cells_h(
             out[cell] = out[cell] + v
 
 
+@ti.func
+def _deliver_event(events: ti.template(), weights: ti.template(), indices: ti.template(), indptr: ti.template(),
+                   delays: ti.template(), cells: ti.template(), out: ti.template(), buf: ti.template(), cached,
+                   r, nnz, t0, L, n):  # fmt: skip
+    """The synapses of row ``r`` deliver its event (if nonzero) into the ring (CPU, one thread)."""
+    e = events[r]
+    if _nonzero(events, e):
+        a, b = _bounds(indptr, r, nnz)
+        sc = ti.cast(_scale(events, e, out.get_type().element_type), ti.f64)
+        if cached:
+            if ti.static(ndim(weights) == 0):
+                _deliver_cells_h(cells, out, a, b, t0 * n, L * n, ti.cast(weights[None], ti.f64) * sc)
+            else:
+                _deliver_cells_w(weights, cells, out, a, b, t0 * n, L * n, sc)
+        elif ti.static(ndim(weights) == 0):
+            _deliver_run_h(indices, delays, buf, out, a, b, t0, L, n, ti.cast(weights[None], ti.f64) * sc)
+        else:
+            _deliver_run_w(weights, indices, delays, buf, out, a, b, t0, L, n, sc)
+
+
 @ti.kernel
 def deliver_kernel(
     ring: ti.types.ndarray(ndim=1),
@@ -211,26 +231,17 @@ def deliver_kernel(
                 i = 0
                 while i < m:
                     k = ti.min(i + EVENT_BLOCK, m)
-                    active = True
                     if k - i == EVENT_BLOCK:
-                        active = _block_active(events, 0, i)
-                    if active:
+                        mask = _block_mask(events, 0, i)
+                        while mask != 0:
+                            q, mask2 = _pop_lowest(mask)
+                            mask = mask2
+                            _deliver_event(events, weights, indices, indptr, delays, cells, out, buf, cached,
+                                           i + q, nnz, t0, L, n)  # fmt: skip
+                    else:
                         for r in range(i, k):
-                            e = events[r]
-                            if _nonzero(events, e):
-                                a, b = _bounds(indptr, r, nnz)
-                                sc = ti.cast(_scale(events, e, out.get_type().element_type), ti.f64)
-                                if cached:
-                                    if ti.static(ndim(weights) == 0):
-                                        _deliver_cells_h(cells, out, a, b, t0 * n, L * n,
-                                                         ti.cast(weights[None], ti.f64) * sc)  # fmt: skip
-                                    else:
-                                        _deliver_cells_w(weights, cells, out, a, b, t0 * n, L * n, sc)
-                                elif ti.static(ndim(weights) == 0):
-                                    _deliver_run_h(indices, delays, buf, out, a, b, t0, L, n,
-                                                   ti.cast(weights[None], ti.f64) * sc)  # fmt: skip
-                                else:
-                                    _deliver_run_w(weights, indices, delays, buf, out, a, b, t0, L, n, sc)
+                            _deliver_event(events, weights, indices, indptr, delays, cells, out, buf, cached,
+                                           r, nnz, t0, L, n)  # fmt: skip
                     i = k
 
 

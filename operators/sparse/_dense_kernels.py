@@ -16,8 +16,8 @@ Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotation
 
 from tiarray._internal import ti
 
-from ._common import CHUNK, is_bool, num_threads
-from ._csr_kernels import EVENT_BLOCK, _block_active, _nonzero
+from ._common import CHUNK, is_bool, num_threads, on_gpu
+from ._csr_kernels import EVENT_BLOCK, _block_mask, _nonzero, _pop_lowest
 
 TILE = 1024  # output columns of e @ W kept in L1 while the active rows are added
 
@@ -63,10 +63,20 @@ def densemv_kernel(
         j0 = 0
         while j0 < ne:
             j1 = ti.min(j0 + EVENT_BLOCK, ne)
-            any_active = True
-            if j1 - j0 == EVENT_BLOCK:
-                any_active = _block_active(events, 0, j0)
-            if any_active:
+            if ti.static(on_gpu()):  # blocks skipped, rows tested (a GPU thread predicts no branch)
+                if j1 - j0 < EVENT_BLOCK or _block_mask(events, 0, j0) != 0:
+                    for j in range(j0, j1):
+                        if _nonzero(events, events[j]):
+                            active[na] = j
+                            na += 1
+            elif j1 - j0 == EVENT_BLOCK:
+                m = _block_mask(events, 0, j0)
+                while m != 0:
+                    b, m2 = _pop_lowest(m)
+                    m = m2
+                    active[na] = j0 + b
+                    na += 1
+            else:
                 for j in range(j0, j1):
                     if _nonzero(events, events[j]):
                         active[na] = j

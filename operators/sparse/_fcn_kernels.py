@@ -20,7 +20,7 @@ from ._csr_kernels import (
     EVENT_BLOCK,
     GATHER_SYN,
     _add_blocks,
-    _block_active,
+    _block_mask,
     _checked_sum,
     _finish,
     _gather_row,
@@ -29,6 +29,7 @@ from ._csr_kernels import (
     _mm_scatter_atomic,
     _mm_scatter_col,
     _nonzero,
+    _pop_lowest,
     _row_sum,
     _scatter_span,
     _scatter_span_atomic,
@@ -91,10 +92,14 @@ def _fcn_scatter_rows(weights: ti.template(), indices: ti.template(), vector: ti
     i0 = lo
     while i0 < hi:
         e = ti.min(i0 + EVENT_BLOCK, hi)
-        active = True
         if e - i0 == EVENT_BLOCK:
-            active = _block_active(vector, 0, i0)
-        if active:
+            m = _block_mask(vector, 0, i0)
+            while m != 0:
+                b, m2 = _pop_lowest(m)
+                m = m2
+                i = i0 + b
+                _scatter_span(weights, indices, vector, vector[i], target, off, i * k, i * k + k, n_out)
+        else:
             for i in range(i0, e):
                 vi = vector[i]
                 if _nonzero(vector, vi):
