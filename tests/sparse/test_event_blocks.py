@@ -93,14 +93,17 @@ def test_event_densemv(kind, transpose):
 
 @pytest.mark.parametrize("kind", ["bool", "float32"])
 @pytest.mark.parametrize("index", ["delay index", "direct"])
-def test_event_csrmv_delayed(kind, index, mode):
+@pytest.mark.parametrize("D", [D, 64, 70])  # the direct kernel keeps a row's slots in 64 bits
+def test_event_csrmv_delayed(kind, index, D, mode):
     rng = np.random.default_rng(3)
     w, idx, ptr = _csr(rng)
     delays = rng.integers(0, D, idx.size).astype(np.int32)
+    delays[::7] = D - 1  # the last slot
     hist = np.stack([_events(kind, np.random.default_rng(10 + s)) for s in range(D)])
     hist[1, :64] = 0  # block 0 active through the other slots only
     hist[:, 64:128] = 0
     hist[2, 127] = 1  # block 1: its last row, in one slot
+    hist[D - 1, 64] = 1  # and its first row, in the last slot
     if index == "delay index":  # a structure that cannot change: the delay-index kernel
         _frozen(w, idx, ptr, delays)
     t = 5
