@@ -64,7 +64,10 @@ def densemv_kernel(
         while j0 < ne:
             j1 = ti.min(j0 + EVENT_BLOCK, ne)
             if ti.static(on_gpu()):  # blocks skipped, rows tested (a GPU thread predicts no branch)
-                if j1 - j0 < EVENT_BLOCK or _block_mask(events, 0, j0) != 0:
+                any_active = True
+                if j1 - j0 == EVENT_BLOCK:  # a whole block only: the tail is not read past its end
+                    any_active = _block_mask(events, 0, j0) != 0
+                if any_active:
                     for j in range(j0, j1):
                         if _nonzero(events, events[j]):
                             active[na] = j
