@@ -174,7 +174,8 @@ def event_csrmv_delayed(weights, indices, indptr, delays, history, t, *, shape):
     delay) built once and cached while the structure cannot change (JAX arrays, torch
     tensors per ``_version``, read-only NumPy arrays; see :func:`column_index`). A traced or
     writeable structure runs the direct kernel instead, which reads every synapse of the
-    neurons with an event in the window.
+    neurons with an event in the window (about 10x slower at n = 40 000, D = 8, r = 0.05):
+    under ``jax.jit``, close over the connectivity rather than passing it as an argument.
 
     Parameters
     ----------
