@@ -63,23 +63,19 @@ def densemv_kernel(
         j0 = 0
         while j0 < ne:
             j1 = ti.min(j0 + EVENT_BLOCK, ne)
-            if ti.static(on_gpu()):  # blocks skipped, rows tested (a GPU thread predicts no branch)
-                any_active = True
-                if j1 - j0 == EVENT_BLOCK:  # a whole block only: the tail is not read past its end
-                    any_active = _block_mask(events, 0, j0) != 0
-                if any_active:
-                    for j in range(j0, j1):
-                        if _nonzero(events, events[j]):
-                            active[na] = j
-                            na += 1
-            elif j1 - j0 == EVENT_BLOCK:
+            rows = True  # the events of [j0, j1) still to be tested one by one
+            if j1 - j0 == EVENT_BLOCK:  # a whole block only: the tail is not read past its end
                 m = _block_mask(events, 0, j0)
-                while m != 0:
-                    b, m2 = _pop_lowest(m)
-                    m = m2
-                    active[na] = j0 + b
-                    na += 1
-            else:
+                if ti.static(on_gpu()):  # an empty block skipped, rows tested (no bit scan on GPUs)
+                    rows = m != 0
+                else:
+                    rows = False
+                    while m != 0:
+                        b, m2 = _pop_lowest(m)
+                        m = m2
+                        active[na] = j0 + b
+                        na += 1
+            if rows:
                 for j in range(j0, j1):
                     if _nonzero(events, events[j]):
                         active[na] = j
