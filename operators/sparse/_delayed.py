@@ -18,7 +18,7 @@ import numpy as np
 
 from .._operator import Operator, ShapeDtype, UndefinedPrimal
 from . import _delayed_kernels as K
-from . import _once, _policy, _rules, _validate, _xp
+from . import _index, _once, _policy, _rules, _validate, _xp
 from ._common import IEEE
 
 __all__ = ["event_csrmv_delayed"]
@@ -248,31 +248,8 @@ def event_csrmv_delayed(weights, indices, indptr, delays, history, t, *, shape):
     if index is None:  # no index to build once: the direct kernel
         return _MAIN(w, idx, ptr, d, h, tt, shape=(m, n))
     dptr, perm, cols = index
-    wsort = index_weights("delay_weights", w, (idx, ptr, d), perm, (m, D))
+    wsort = _index.index_weights("delay_weights", w, (idx, ptr, d), perm, (m, D))
     return _SORTED(w, idx, ptr, d, h, tt, dptr, perm, cols, wsort, shape=(m, n))
-
-
-def index_weights(tag, w, structure, perm, key):
-    """The per-synapse weights in the order of a delay index (``w[perm]``), or an empty array
-    (the kernel then reads ``w`` through ``perm``): one weight, or weights that may change.
-
-    Weights that cannot change (JAX arrays, frozen NumPy) are reordered once, cached under
-    ``tag`` with the ``structure`` arrays and ``key``. Not torch tensors: writes through
-    ``.data`` (gradcheck's, old optimizers') do not count in ``_version``, and stale weights
-    would be a silent wrong answer."""
-
-    def unsorted():
-        return _xp.full((0,), 0, _xp.dtype_of(w).name, w)
-
-    if len(w.shape) == 1 and _xp.fw_of(w) in ("numpy", "jax"):
-        return _once.cached(tag, (w, *structure), key, lambda: _sorted_weights(w, perm), unsorted)
-    return unsorted()
-
-
-def _sorted_weights(w, perm):
-    """``w[perm]`` (concrete weights), in the framework of ``w`` (NumPy for JAX: a constant)."""
-    ws = np.ascontiguousarray(np.asarray(_xp.host(w))[np.asarray(_xp.host(perm))])
-    return ws if _xp.fw_of(w) in ("numpy", "jax") else _xp.from_numpy(ws, w)
 
 
 def _delay_index(idx, ptr, d, m, D):

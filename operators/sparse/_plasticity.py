@@ -28,9 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._operator import Operator, ShapeDtype
-from . import _fcn, _once, _policy, _validate, _xp
+from . import _fcn, _policy, _validate, _xp
 from . import _plasticity_kernels as K
 from ._common import IEEE
+from ._index import _column_index, column_index
 
 __all__ = [
     "csr_update_on_pre",
@@ -90,77 +91,6 @@ _OPS = {
     "dense_update_on_post": _update_op("dense_update_on_post", K.dense_on_post_kernel, _ON_POST, 1,
                                        _DENSE_COLUMN_COST),
 }  # fmt: skip
-_COLIDX = Operator(
-    "column_index",
-    kernel=K.column_index_kernel,
-    outs=lambda indices, indptr, *, n, fixed: (
-        ShapeDtype((n + 1,), "int64"),
-        ShapeDtype(indices.shape, "int64" if indices.shape[0] >= 2**31 else "int32"),
-        ShapeDtype(indices.shape, "int32"),
-    ),
-    policy=lambda *a, **k: "serial",
-    compile_options=IEEE,
-)
-
-
-def column_index(indices, indptr, *, shape):
-    """The column index of a CSR matrix: for each column, its synapses and their rows.
-
-    Returns ``(ptr_t, perm, rows_t)``: column ``c``'s synapses are ``perm[ptr_t[c]:ptr_t[c + 1]]``
-    (positions in ``indices``/``weights``, increasing), of rows ``rows_t[ptr_t[c]:ptr_t[c + 1]]``.
-    ``csr_update_on_post`` uses it to visit only the synapses of spiking columns.
-
-    Built by one kernel (a counting sort over the synapses) and cached while the index
-    arrays cannot change (JAX arrays; torch tensors per ``_version``; read-only NumPy
-    arrays); otherwise built on every call (and inside the computation when the arrays are
-    traced). The result is of the index arrays' framework (NumPy for JAX arrays: constants).
-
-    Parameters
-    ----------
-    indices, indptr : arrays
-        The CSR structure of an ``(m, n) = shape`` matrix.
-    shape : tuple of two ints
-
-    Returns
-    -------
-    ptr_t : array (n + 1,), int64
-    perm : array (nnz,), int32
-    rows_t : array (nnz,), int32
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from tiarray.operators import column_index
-    >>> ptr_t, perm, rows_t = column_index(np.array([0, 2, 0]), np.array([0, 2, 3]), shape=(2, 3))
-    >>> ptr_t.tolist(), perm.tolist(), rows_t.tolist()
-    ([0, 2, 2, 3], [0, 2, 1], [0, 1, 0])
-    """
-    func = "column_index"
-    _, idx, ptr, m, n = _validate.csr(func, 0.0, indices, indptr, shape)
-    return _column_index(idx, ptr, m, n, fixed=False)
-
-
-def _column_index(idx, ptr_or_m, m, n, *, fixed, key=None):
-    """The column index, cached on ``key`` (the caller's index arrays; default ``idx``, ``indptr``)."""
-    arrays = (idx,) if fixed else (idx, ptr_or_m)
-    # the values are read from the arrays the cache is keyed on: a fixed-number index is
-    # flattened per call, under jax.jit into a tracer even for a concrete (m, k) array, and a
-    # column index built from that tracer was cached under the concrete array, so every
-    # later call raised UnexpectedTracerError (2026-12-05)
-    sources = key if key is not None else arrays
-
-    def build():
-        hosts = [_xp.host(a) for a in sources]
-        if any(h is None for h in hosts):  # traced: inside the computation, every call
-            p = _xp.from_numpy(np.array([m], np.int64), idx) if fixed else ptr_or_m
-            return _COLIDX(idx, p, n=n, fixed=fixed)
-        p = np.array([m], np.int64) if fixed else np.ascontiguousarray(hosts[1])
-        res = _xp.host_op(_COLIDX, np.ascontiguousarray(hosts[0]).reshape(-1), p, n=n, fixed=fixed)
-        if _xp.fw_of(idx) in ("numpy", "jax"):
-            return res
-        return tuple(_xp.from_numpy(r, idx) for r in res)
-
-    return _once.cached("column_index", key if key is not None else arrays, (m, n, fixed), build)
 
 
 def _bound(func, name, value, dtype, like, default):
@@ -382,4 +312,3 @@ for _f in (csr_update_on_pre, csr_update_on_post, fcn_update_on_pre, fcn_update_
                              extra_raise="; ``weights`` that are not one per synapse" if "dense" not in _f.__name__
                              else "", example=_EX[_f.__name__])  # fmt: skip
     _f.operator = _OPS[_f.__name__]
-column_index.operator = _COLIDX

@@ -242,16 +242,16 @@ def test_column_index_cache_cannot_go_stale(monkeypatch):
     w, idx, ptr, _ = random_csr(M, N, 0.3, rng, duplicates=False)
     _once.clear()
     built = []
-    from tiarray.operators.sparse import _plasticity
+    from tiarray.operators.sparse import _index
 
-    real = _plasticity._COLIDX
+    real = _index._COLIDX
 
     class Counting:
         def __call__(self, *a, **k):
             built.append(1)
             return real(*a, **k)
 
-    monkeypatch.setattr(_plasticity, "_COLIDX", Counting())
+    monkeypatch.setattr(_index, "_COLIDX", Counting())
     sc = np.ones(N, bool)
     tr = np.ones(M)
     fro_i, fro_p = idx.copy(), ptr.copy()

@@ -1,0 +1,133 @@
+"""Indexes of a sparse structure, built once and cached while the structure cannot change.
+
+- the *column index* of a CSR or fixed-number matrix (:func:`column_index`): each column's
+  synapses and their rows, so that work on a column (``*_update_on_post``, the column route
+  of ``event_fcnmv``'s ``A @ s``) visits its synapses only;
+- per-synapse weights in an index's order (:func:`index_weights`), so that a kernel walking
+  the index reads them in a stream.
+
+Caching follows ``_once``: JAX arrays once (NumPy constants of the computation), torch
+tensors once per ``_version``, read-only NumPy arrays once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._operator import Operator, ShapeDtype
+from . import _index_kernels as K
+from . import _once, _validate, _xp
+from ._common import IEEE
+
+__all__ = ["column_index", "index_weights"]
+
+_COLIDX = Operator(
+    "column_index",
+    kernel=K.column_index_kernel,
+    outs=lambda indices, indptr, *, n, fixed: (
+        ShapeDtype((n + 1,), "int64"),
+        ShapeDtype(indices.shape, "int64" if indices.shape[0] >= 2**31 else "int32"),
+        ShapeDtype(indices.shape, "int32"),
+    ),
+    policy=lambda *a, **k: "serial",
+    compile_options=IEEE,
+)
+
+
+def column_index(indices, indptr, *, shape):
+    """The column index of a CSR matrix: for each column, its synapses and their rows.
+
+    Returns ``(ptr_t, perm, rows_t)``: column ``c``'s synapses are ``perm[ptr_t[c]:ptr_t[c + 1]]``
+    (positions in ``indices``/``weights``, increasing), of rows ``rows_t[ptr_t[c]:ptr_t[c + 1]]``.
+    ``csr_update_on_post`` uses it to visit only the synapses of spiking columns.
+
+    Built by one kernel (a counting sort over the synapses) and cached while the index
+    arrays cannot change (JAX arrays; torch tensors per ``_version``; read-only NumPy
+    arrays); otherwise built on every call (and inside the computation when the arrays are
+    traced). The result is of the index arrays' framework (NumPy for JAX arrays: constants).
+
+    Parameters
+    ----------
+    indices, indptr : arrays
+        The CSR structure of an ``(m, n) = shape`` matrix.
+    shape : tuple of two ints
+
+    Returns
+    -------
+    ptr_t : array (n + 1,), int64
+    perm : array (nnz,), int32
+    rows_t : array (nnz,), int32
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tiarray.operators import column_index
+    >>> ptr_t, perm, rows_t = column_index(np.array([0, 2, 0]), np.array([0, 2, 3]), shape=(2, 3))
+    >>> ptr_t.tolist(), perm.tolist(), rows_t.tolist()
+    ([0, 2, 2, 3], [0, 2, 1], [0, 1, 0])
+    """
+    func = "column_index"
+    _, idx, ptr, m, n = _validate.csr(func, 0.0, indices, indptr, shape)
+    return _column_index(idx, ptr, m, n, fixed=False)
+
+
+def _column_index(idx, ptr_or_m, m, n, *, fixed, key=None, traced=True):
+    """The column index, cached on ``key`` (the caller's index arrays; default ``idx``, ``indptr``).
+
+    Where nothing can be cached (traced arrays, arrays that may change): built on every call
+    (inside the computation when traced), or ``None`` with ``traced=False`` (a caller that
+    has a route without the index)."""
+    arrays = (idx,) if fixed else (idx, ptr_or_m)
+    # the values are read from the arrays the cache is keyed on: a fixed-number index is
+    # flattened per call, under jax.jit into a tracer even for a concrete (m, k) array, and a
+    # column index built from that tracer was cached under the concrete array, so every
+    # later call raised UnexpectedTracerError (2026-12-05)
+    sources = key if key is not None else arrays
+
+    def build():
+        hosts = [_xp.host(a) for a in sources]
+        if any(h is None for h in hosts):  # traced: inside the computation, every call
+            p = _xp.from_numpy(np.array([m], np.int64), idx) if fixed else ptr_or_m
+            return _COLIDX(idx, p, n=n, fixed=fixed)
+        p = np.array([m], np.int64) if fixed else np.ascontiguousarray(hosts[1])
+        res = _xp.host_op(_COLIDX, np.ascontiguousarray(hosts[0]).reshape(-1), p, n=n, fixed=fixed)
+        if _xp.fw_of(idx) in ("numpy", "jax"):
+            return res
+        return tuple(_xp.from_numpy(r, idx) for r in res)
+
+    return _once.cached(
+        "column_index",
+        key if key is not None else arrays,
+        (m, n, fixed),
+        build,
+        None if traced else lambda: None,
+    )
+
+
+column_index.operator = _COLIDX
+
+
+def index_weights(tag, w, structure, perm, key, source=None):
+    """The per-synapse weights in the order of an index (``w[perm]``), or an empty array (the
+    kernel then reads ``w`` through ``perm``): one weight, or weights that may change.
+
+    Weights that cannot change (JAX arrays, frozen NumPy) are reordered once, cached under
+    ``tag`` with the ``structure`` arrays and ``key``. ``source``: the caller's array that
+    ``w`` was made from (a flattened view, under ``jax.jit`` a tracer even of a constant),
+    read and cached on instead. Not torch tensors: writes through ``.data`` (gradcheck's, old
+    optimizers') do not count in ``_version``, and stale weights would be a silent wrong
+    answer."""
+
+    def unsorted():
+        return _xp.full((0,), 0, _xp.dtype_of(w).name, w)
+
+    src = w if source is None else source
+    if len(w.shape) == 1 and _xp.fw_of(src) in ("numpy", "jax") and _xp.dtype_of(src) == _xp.dtype_of(w):
+        return _once.cached(tag, (src, *structure), key, lambda: _sorted_weights(src, perm), unsorted)
+    return unsorted()
+
+
+def _sorted_weights(w, perm):
+    """``w[perm]`` (concrete weights; flattened), in the framework of ``w`` (NumPy for JAX: a constant)."""
+    ws = np.ascontiguousarray(np.asarray(_xp.host(w)).reshape(-1)[np.asarray(_xp.host(perm))])
+    return ws if _xp.fw_of(w) in ("numpy", "jax") else _xp.from_numpy(ws, w)
