@@ -18,7 +18,7 @@ import numpy as np
 
 from .._operator import Operator, ShapeDtype
 from . import _fcn_kernels as K
-from . import _policy, _rules, _validate, _xp
+from . import _index, _policy, _rules, _validate, _xp
 from ._common import IEEE
 
 __all__ = ["fcnmv", "event_fcnmv", "fcnmm", "event_fcnmm", "fixed_num_conn"]
@@ -75,6 +75,43 @@ _OPS["event_fcnmm"] = _product("event_fcnmm", K.fcnmm_kernel)
 _OPS["fcnmm"] = _product("fcnmm", K.fcnmm_kernel)
 _OPS["event_fcnmv"] = _product("event_fcnmv", K.fcnmv_kernel, "event_fcnmm")
 _OPS["fcnmv"] = _product("fcnmv", K.fcnmv_kernel, "fcnmm")
+
+
+def _cols_transpose(cts, primals, *, shape):
+    """As ``event_fcnmv``'s rule (the column index is a function of ``indices``: no cotangent)."""
+    rule = _rules.product_transpose(_op, "event_fcnmv", "fcn_sddmm")
+    return rule(cts, primals[:3], shape=shape, transpose=False) + (None,) * 4
+
+
+def _cols_batch(args, axes, **static):
+    """vmap over the events: one ``event_fcnmm`` launch (the gather); else one call each."""
+    if all(ax is None for j, ax in enumerate(axes) if j != 2):
+        x = _xp.moveaxis(args[2], axes[2], 1)
+        return _OPS["event_fcnmm"](args[0], args[1], x, **static, transpose=False), 1
+    return _rules.loop_batch(_OPS["event_fcnmv_cols"], args, axes, static)
+
+
+# event_fcnmv A @ s on the CPU where the column index of `indices` is cached: scatters the
+# synapses of the active columns when few are active (fcnmv_cols_kernel), else gathers.
+_OPS["event_fcnmv_cols"] = Operator(
+    "event_fcnmv_cols",
+    kernel=K.fcnmv_cols_kernel,
+    outs=lambda w, i, x, ptr_t, perm, rows_t, wsort, *, shape: _product_outs("event_fcnmv")(
+        w, i, x, shape=shape, transpose=False
+    ),
+    transpose=_cols_transpose,
+    linear=("weights", "vector"),
+    batch=_cols_batch,
+    nondiff=("indices", "ptr_t", "perm", "rows_t", "wsort"),
+    scratch=lambda w, i, x, ptr_t, perm, rows_t, wsort, *, serial, shape: _policy.fcn_scratch(
+        w, i, x, serial=serial, shape=shape, transpose=False
+    ),
+    # the gather's: the scatter of the few active columns runs on one thread
+    policy=lambda w, i, x, ptr_t, perm, rows_t, wsort, *, shape: _policy.fcn_policy(
+        w, i, x, shape=shape, transpose=False
+    ),
+    compile_options={"fast_math": True},
+)
 _OPS["fcn_sddmm"] = Operator(
     "fcn_sddmm",
     kernel=K.fcn_sddmm_kernel,
@@ -143,7 +180,25 @@ def _product_call(name, weights, indices, x, shape, transpose, allow_bool, ndim)
     )
     length, where = (m, "shape[0] (transpose=True)") if transpose else (n, "shape[1] (transpose=False)")
     x = _validate.dense_operand(name, xname, x, length, ndim=ndim, allow_bool=allow_bool, where=where)
+    if name == "event_fcnmv" and not transpose and m > 0 and _policy._cpu():
+        cols = _columns(name, weights, indices, w, idx, m, n)
+        if cols is not None:
+            return _OPS["event_fcnmv_cols"](w, idx, x, *cols, shape=(m, n))
     return _OPS[name](w, idx, x, shape=(m, n), transpose=transpose)
+
+
+def _columns(func, weights, indices, w, idx, m, n):
+    """``(ptr_t, perm, rows_t, wsort)`` of the column route of ``event_fcnmv``'s ``A @ s``, or
+    ``None`` where ``indices`` may change or is traced (a counting sort per call would cost
+    more than the route saves)."""
+    base = _validate.index_array(func, "indices", indices, ndim=2)
+    index = _index._column_index(idx, None, m, n, fixed=True, key=(base,), traced=False)
+    if index is None:
+        return None
+    ptr_t, perm, rows_t = index
+    src = weights if getattr(weights, "shape", None) is not None and len(weights.shape) == 2 else None
+    wsort = _index.index_weights("fcn_column_weights", w, (base,), perm, (m, n), source=src)
+    return ptr_t, perm, rows_t, wsort
 
 
 # ----------------------------------------------------------------------------- public functions

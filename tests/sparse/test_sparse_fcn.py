@@ -174,8 +174,8 @@ def test_value_checks_cannot_go_stale(conn, monkeypatch):
     calls = []
     real = _once.cached
 
-    def counting(kind, arrays, extra, compute):
-        return real(kind, arrays, extra, lambda: calls.append(kind) or compute())
+    def counting(kind, arrays, extra, compute, *rest):
+        return real(kind, arrays, extra, lambda: calls.append(kind) or compute(), *rest)
 
     monkeypatch.setattr(_once, "cached", counting)
     mut = idx.copy()
@@ -188,7 +188,8 @@ def test_value_checks_cannot_go_stale(conn, monkeypatch):
     calls.clear()
     for _ in range(3):
         sp.event_fcnmv(w, frozen, e, shape=(6, 8))
-    assert calls == ["index_range"]  # checked once
+    # checked once (and the column index of A @ s built once)
+    assert "index_range" in calls and len(calls) == len(set(calls)), calls
     # a different number of columns is another check; a float shape is not an int shape
     with pytest.raises(IndexError):
         sp.event_fcnmv(w, frozen, e[:4], shape=(6, 4))
