@@ -24,7 +24,11 @@ RATIO = _fcn_kernels.COLS_RATIO
 def _dense(w, idx, n):
     m, k = idx.shape
     A = np.zeros((m, n))
-    np.add.at(A, (np.repeat(np.arange(m), k), idx.ravel()), np.broadcast_to(np.asarray(w, np.float64), idx.shape).ravel())
+    np.add.at(
+        A,
+        (np.repeat(np.arange(m), k), idx.ravel()),
+        np.broadcast_to(np.asarray(w, np.float64), idx.shape).ravel(),
+    )
     return A
 
 
