@@ -15,7 +15,9 @@ random positions.
 
 tiarray routes, all on the same data: the function API on NumPy arrays (``tiarray``, the
 reference of the ratios), on torch tensors (``ti torch``), inside ``jax.jit`` with the
-connectivity passed as jitted arguments (``ti jit``), and the :class:`tiarray.operators.CSR`
+connectivity passed as jitted arguments (``ti jit``) or closed over (``ti jit const``: JAX
+constants, whose column index is cached, so ``event_csrmv``'s ``A @ s`` can scatter the
+active columns; torch tensors get it too), and the :class:`tiarray.operators.CSR`
 object (``ti CSR``), which caches the transposed structure: ``A @ s`` becomes an event
 scatter over ``A.T``'s active rows and ``A.T @ v`` a gather (the other two directions are
 the function API again).
@@ -337,6 +339,14 @@ class Routes:
             jw, ji, jp = self.j
             xj = jnp.asarray(x)
             out.append(("ti jit", lambda: g(jw, ji, jp, xj).block_until_ready(), np.asarray))
+            # the connectivity closed over (constants of the computation, as BrainPy models hold
+            # it): event_csrmv's A @ s may then take the column route (docs/sparse.md)
+            h = self._jit.get(key + ("const",))
+            if h is None:
+                h = self._jit[key + ("const",)] = jax.jit(
+                    lambda x: f(jw, ji, jp, x, shape=(n, n), transpose=transpose)
+                )
+            out.append(("ti jit const", lambda: h(xj).block_until_ready(), np.asarray))
         A = self.csr
         if transpose:
             out.append(("ti CSR", lambda: A.T @ x, np.asarray))
@@ -346,7 +356,7 @@ class Routes:
 
 
 PEER_ORDER = ["scipy", "torch", "jax BCSR", "jax BCOO", "dense @", "brainevent"]
-ROUTES = ["ti torch", "ti jit", "ti CSR"]
+ROUTES = ["ti torch", "ti jit", "ti jit const", "ti CSR"]
 
 
 def bounds(op, transpose, n, nnz, active_syn, shared=False):

@@ -219,7 +219,12 @@ def fcn_rows(env, sp, n, p, r, rng):
             if env.jax:
                 import jax.numpy as jnp
 
-                g = env.jit(lambda x_, f=f, t=transpose: f(w, idx, x_, shape=(n, n), transpose=t))
+                # the same JAX arrays as brainevent's, closed over (constants: the column index
+                # of event_fcnmv's A @ s is cached, and so are the weights in its order)
+                wj, ij = jnp.asarray(w), jnp.asarray(idx)
+                g = env.jit(
+                    lambda x_, f=f, t=transpose, wj=wj, ij=ij: f(wj, ij, x_, shape=(n, n), transpose=t)
+                )
                 xj = jnp.asarray(xs)
                 m["ti jit"] = (lambda g=g, xj=xj: _ready(g(xj)), None)
             if env.brainevent:

@@ -11,8 +11,8 @@ Conventions (all operators):
   ``transpose=True`` computes ``A.T @ x`` (``x`` indexed by rows, length ``m``): the
   spiking-network direction, where only the rows of active neurons are visited.
 - Event operands are bool (a synapse counts when its event is true) or float (the
-  value scales the synapse; zeros are skipped). For every input, ``event_csrmv`` equals
-  ``csrmv`` on the same float input: they share one kernel.
+  value scales the synapse; zeros are skipped). ``event_csrmv`` equals ``csrmv`` on the
+  same float input (one kernel), bit for bit outside the column route of ``A @ s``.
 
 Every product is a :class:`tiarray.Operator` (``fn.operator``): it runs on NumPy, PyTorch,
 JAX (``jit``, ``vmap``, ``grad``, ``jvp``) and CuPy arrays and TiArrays, and returns arrays
@@ -28,7 +28,7 @@ from tiarray._internal import IEEE
 
 from .._operator import Operator, ShapeDtype
 from . import _csr_kernels as K
-from . import _policy, _rules, _validate, _xp
+from . import _index, _policy, _rules, _validate, _xp
 
 __all__ = [
     "event_csrmv",
@@ -134,6 +134,43 @@ _OPS: dict = {}
 _OPS["event_csrmm"] = _product("event_csrmm", K.csrmm_kernel)
 _OPS["csrmm"] = _product("csrmm", K.csrmm_kernel)
 _OPS["event_csrmv"] = _product("event_csrmv", K.csrmv_kernel, "event_csrmm")
+
+
+def _cols_transpose(cts, primals, *, shape):
+    """As ``event_csrmv``'s rule (the column index is a function of the structure: no cotangent)."""
+    rule = _rules.product_transpose(_op, "event_csrmv", "csr_sddmm")
+    return rule(cts, primals[:4], shape=shape, transpose=False) + (None,) * 4
+
+
+def _cols_batch(args, axes, **static):
+    """vmap over the events: one ``event_csrmm`` launch (the gather); else one call each."""
+    if all(ax is None for j, ax in enumerate(axes) if j != 3):
+        x = _xp.moveaxis(args[3], axes[3], 1)
+        return _OPS["event_csrmm"](*args[:3], x, **static, transpose=False), 1
+    return _rules.loop_batch(_OPS["event_csrmv_cols"], args, axes, static)
+
+
+# event_csrmv A @ s on the CPU where the column index of the structure is cached: scatters
+# the synapses of the active columns when few are active (csrmv_cols_kernel), else gathers.
+_OPS["event_csrmv_cols"] = Operator(
+    "event_csrmv_cols",
+    kernel=K.csrmv_cols_kernel,
+    outs=lambda w, i, p, x, ptr_t, perm, rows_t, wsort, *, shape: _product_outs("event_csrmv")(
+        w, i, p, x, shape=shape, transpose=False
+    ),
+    transpose=_cols_transpose,
+    linear=("weights", "vector"),
+    batch=_cols_batch,
+    nondiff=("indices", "indptr", "ptr_t", "perm", "rows_t", "wsort"),
+    scratch=lambda w, i, p, x, ptr_t, perm, rows_t, wsort, *, serial, shape: _policy.csr_scratch(
+        w, i, p, x, serial=serial, shape=shape, transpose=False
+    ),
+    # the gather's: the scatter of the few active columns runs on one thread
+    policy=lambda w, i, p, x, ptr_t, perm, rows_t, wsort, *, shape: _policy.csr_policy(
+        w, i, p, x, shape=shape, transpose=False
+    ),
+    compile_options={"fast_math": True},
+)
 _OPS["csrmv"] = _product("csrmv", K.csrmv_kernel, "csrmm")
 _OPS["csr_sddmm"] = _SDDMM = Operator(
     "csr_sddmm",
@@ -217,6 +254,10 @@ def _product_call(name, weights, indices, indptr, x, shape, transpose, allow_boo
     else:
         x = _validate.dense_operand(name, xname, x, n, ndim=ndim, allow_bool=allow_bool,
                                     where="shape[1] (transpose=False)")  # fmt: skip
+    if name == "event_csrmv" and not transpose and m > 0 and _policy._cpu():
+        cols = _index.column_route(w, idx, ptr, m, n, key=(idx, ptr), weights=weights)
+        if cols is not None:
+            return _OPS["event_csrmv_cols"](w, idx, ptr, x, *cols, shape=(m, n))
     return _OPS[name](w, idx, ptr, x, shape=(m, n), transpose=transpose)
 
 
@@ -236,7 +277,11 @@ def event_csrmv(weights, indices, indptr, events, *, shape, transpose=False):
     ``transpose=True`` is the spiking-network direction (presynaptic spikes to
     postsynaptic inputs): only the rows of active events are read. A bool event counts
     as 1; a float event scales its synapses (zeros are skipped). The result equals
-    :func:`csrmv` on the same (float) input, bit for bit.
+    :func:`csrmv` on the same (float) input, bit for bit, except on the column route:
+    on the CPU, with a structure that cannot change (read-only NumPy, JAX, torch per
+    version), ``transpose=False`` with fewer than ``n / 4`` active events scatters only
+    the active columns' synapses through a cached column index, adding the same terms in
+    column order (``docs/sparse.md``).
 
     Parameters
     ----------

@@ -442,6 +442,153 @@ def _scatter_rows(weights: ti.template(), indices: ti.template(), indptr: ti.tem
         i = e
 
 
+# ----------------------------------------------------------------------------- A @ s by columns
+
+# The column route of the event products' A @ s (csrmv_cols_kernel, fcnmv_cols_kernel)
+# scatters the synapses of the active columns through the column index when fewer than
+# 1 / COLS_RATIO of the events are active, and gathers every row otherwise. A scattered
+# synapse (one serial read-modify-write at a random row) cost about 3 gathered ones
+# (two threads, vectorised): break-even near r = 0.3 (n = 4000-40 000, docs/sparse.md).
+COLS_RATIO = 4
+
+
+@ti.func
+def _count_events(vector: ti.template(), n):
+    """The number of nonzero events of ``vector[:n]`` (one thread; :func:`_nonzero`'s test)."""
+    cnt = 0
+    i = 0
+    while i + EVENT_BLOCK <= n:
+        c = 0
+        for q in range(EVENT_BLOCK):
+            c += ti.cast(_nonzero(vector, vector[i + q]), ti.i32)
+        cnt += c
+        i += EVENT_BLOCK
+    while i < n:
+        cnt += ti.cast(_nonzero(vector, vector[i]), ti.i32)
+        i += 1
+    return cnt
+
+
+@ti.real_func
+def _scatter_col_perm(
+    weights: ti.types.ndarray(ndim=1),
+    perm: ti.types.ndarray(ndim=1),
+    rows: ti.types.ndarray(ndim=1),
+    target: ti.types.ndarray(ndim=1),
+    a: ti.i32,
+    b: ti.i32,
+    scale: ti.f64,
+):
+    """``target[rows[j]] += weights[perm[j]] * scale`` over ``[a, b)`` of a column index (the
+    weights in synapse order: ones that may change, not reordered once). Out-of-range rows
+    and positions are skipped (an index made stale by a write the cache could not see)."""
+    sc = ti.cast(scale, weights.get_type().element_type)
+    n_out = target.shape[0]
+    nnz = weights.shape[0]
+    for j in range(a, b):
+        r = rows[j]
+        p = perm[j]
+        if r >= 0 and r < n_out and p >= 0 and p < nnz:
+            target[r] = target[r] + weights[p] * sc
+
+
+@ti.func
+def _col_event(weights: ti.template(), vector: ti.template(), ptr_t: ti.template(), perm: ti.template(),
+               rows_t: ti.template(), wsort: ti.template(), out: ti.template(), c, n_out):  # fmt: skip
+    """Column ``c``'s synapses (rows ``rows_t[ptr_t[c]:ptr_t[c + 1]]``) add its event into ``out``:
+    the event itself (one shared weight: ``out`` holds the raw sums, as the gather's) or times
+    the synapse's weight (``wsort`` in index order, else ``weights[perm]``)."""
+    a = ti.cast(ptr_t[c], ti.i32)
+    b = ti.cast(ptr_t[c + 1], ti.i32)
+    scale = ti.cast(1, ti.f64)
+    if ti.static(not is_bool(vector)):
+        scale = ti.cast(vector[c], ti.f64)
+    if ti.static(ndim(weights) == 0):
+        _scatter_row_homo(rows_t, out, 0, a, b, n_out, scale)
+    elif wsort.shape[0] == perm.shape[0]:
+        _scatter_row(wsort, rows_t, out, 0, a, b, n_out, scale)
+    else:
+        _scatter_col_perm(weights, perm, rows_t, out, a, b, scale)
+
+
+@ti.func
+def _use_columns(vector: ti.template(), ptr_t: ti.template()):
+    """Whether the column route scatters (few events, and a column index of ``len(vector)`` columns)."""
+    n_in = vector.shape[0]
+    return _count_events(vector, n_in) * COLS_RATIO < n_in and ptr_t.shape[0] == n_in + 1
+
+
+@ti.func
+def _scatter_cols(weights: ti.template(), vector: ti.template(), ptr_t: ti.template(), perm: ti.template(),
+                  rows_t: ti.template(), wsort: ti.template(), out: ti.template()):  # fmt: skip
+    """``out[row] += A[row, c] * vector[c]`` over the synapses of the columns ``c`` with a nonzero
+    event (one thread; raw sums with a shared weight), scanned in 64-event blocks as
+    :func:`_scatter_rows`."""
+    n_in = vector.shape[0]
+    n_rows = out.shape[0]
+    i0 = 0
+    while i0 < n_in:
+        e = ti.min(i0 + EVENT_BLOCK, n_in)
+        if e - i0 == EVENT_BLOCK:
+            msk = _block_mask(vector, 0, i0)
+            while msk != 0:
+                b, m2 = _pop_lowest(msk)
+                msk = m2
+                _col_event(weights, vector, ptr_t, perm, rows_t, wsort, out, i0 + b, n_rows)
+        else:
+            for c in range(i0, e):
+                if _nonzero(vector, vector[c]):
+                    _col_event(weights, vector, ptr_t, perm, rows_t, wsort, out, c, n_rows)
+        i0 = e
+
+
+@ti.kernel
+def csrmv_cols_kernel(
+    weights: ti.types.ndarray(),
+    indices: ti.types.ndarray(ndim=1),
+    indptr: ti.types.ndarray(ndim=1),
+    vector: ti.types.ndarray(ndim=1),
+    ptr_t: ti.types.ndarray(ndim=1),
+    perm: ti.types.ndarray(ndim=1),
+    rows_t: ti.types.ndarray(ndim=1),
+    wsort: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=1),
+    scratch: ti.types.ndarray(ndim=1),
+):
+    """``out = A @ vector`` of ``event_csrmv`` on the CPU, with the column index of ``A``
+    (``ptr_t, perm, rows_t``; ``wsort``: the weights in its order, or empty).
+
+    Counts the events first (one pass). Fewer than ``n / COLS_RATIO`` active: one thread
+    scatters the synapses of the active columns only (:func:`_scatter_cols`). Otherwise
+    the row gather of ``csrmv_kernel``. The two add in different orders (columns, rows),
+    except for one shared weight with bool events (exact integer counts in both).
+    """
+    nnz = indices.shape[0]
+    n_in = vector.shape[0]
+    n_rows = ti.min(out.shape[0], indptr.shape[0] - 1)
+    nt = ti.static(num_threads())
+    cols = _use_columns(vector, ptr_t)
+    if ti.static(is_bool(vector)):  # bool events are gathered as numbers (_stage_events)
+        _stage_events(vector, scratch, ti.select(scratch.shape[0] >= n_in and not cols, n_in, 0))
+    for s in range(ti.select(cols, 0, nt * CHUNK)):
+        if s % CHUNK == 0:
+            t = s // CHUNK
+            lo, hi = _slot_rows(indptr, n_rows, nnz, t, nt)
+            if ti.static(is_bool(vector)):
+                if scratch.shape[0] >= n_in:
+                    _gather_rows(weights, indices, indptr, scratch, out, lo, hi, nnz, n_in)
+                else:
+                    _gather_rows(weights, indices, indptr, vector, out, lo, hi, nnz, n_in)
+            else:
+                _gather_rows(weights, indices, indptr, vector, out, lo, hi, nnz, n_in)
+    ti.loop_config(serialize=True)
+    for _ in range(ti.select(cols, 1, 0)):
+        _scatter_cols(weights, vector, ptr_t, perm, rows_t, wsort, out)
+    if ti.static(ndim(weights) == 0):  # the raw sums times the shared weight, as _finish
+        for i in range(ti.select(cols, out.shape[0], 0)):
+            out[i] = weights[None] * out[i]
+
+
 @ti.kernel
 def csrmv_kernel(
     weights: ti.types.ndarray(),

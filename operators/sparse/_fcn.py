@@ -181,24 +181,12 @@ def _product_call(name, weights, indices, x, shape, transpose, allow_bool, ndim)
     length, where = (m, "shape[0] (transpose=True)") if transpose else (n, "shape[1] (transpose=False)")
     x = _validate.dense_operand(name, xname, x, length, ndim=ndim, allow_bool=allow_bool, where=where)
     if name == "event_fcnmv" and not transpose and m > 0 and _policy._cpu():
-        cols = _columns(name, weights, indices, w, idx, m, n)
+        # the cache is keyed on the caller's (m, k) array, not on the flattened view made per call
+        base = _validate.index_array(name, "indices", indices, ndim=2)
+        cols = _index.column_route(w, idx, None, m, n, key=(base,), weights=weights)
         if cols is not None:
             return _OPS["event_fcnmv_cols"](w, idx, x, *cols, shape=(m, n))
     return _OPS[name](w, idx, x, shape=(m, n), transpose=transpose)
-
-
-def _columns(func, weights, indices, w, idx, m, n):
-    """``(ptr_t, perm, rows_t, wsort)`` of the column route of ``event_fcnmv``'s ``A @ s``, or
-    ``None`` where ``indices`` may change or is traced (a counting sort per call would cost
-    more than the route saves)."""
-    base = _validate.index_array(func, "indices", indices, ndim=2)
-    index = _index._column_index(idx, None, m, n, fixed=True, key=(base,), traced=False)
-    if index is None:
-        return None
-    ptr_t, perm, rows_t = index
-    src = weights if getattr(weights, "shape", None) is not None and len(weights.shape) == 2 else None
-    wsort = _index.index_weights("fcn_column_weights", w, (base,), perm, (m, n), source=src)
-    return ptr_t, perm, rows_t, wsort
 
 
 # ----------------------------------------------------------------------------- public functions
@@ -301,7 +289,10 @@ _DOCS = {
         nz=r":\ x_i \neq 0",
         extra=" ``transpose=True`` visits only the rows of nonzero events: the\n    spiking direction, "
         "``k`` synapses per spike. A bool event counts as 1; a float event\n    scales its synapses. "
-        "The result equals :func:`fcnmv` on the float events.",
+        "The result equals :func:`fcnmv` on the float events. On the CPU, with ``indices``\n    that "
+        "cannot change (read-only NumPy, JAX, torch per version), ``transpose=False`` with\n    fewer "
+        "than ``n / 4`` active events scatters only the active columns' synapses through\n    a cached "
+        "column index (the sums then come in another order; ``docs/sparse.md``).",
         xname="events",
         xshape="1-D array",
         xkinds="bool or float32/float64",

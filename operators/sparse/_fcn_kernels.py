@@ -31,11 +31,11 @@ from ._csr_kernels import (
     _nonzero,
     _pop_lowest,
     _row_sum,
-    _scatter_row,
-    _scatter_row_homo,
+    _scatter_cols,
     _scatter_span,
     _scatter_span_atomic,
     _stage_events,
+    _use_columns,
     _valid,
     _zero_sum,
 )
@@ -172,71 +172,6 @@ def fcnmv_kernel(
                 _add_blocks(out, scratch, nt, n_out, c)
 
 
-# ----------------------------------------------------------------------------- A @ s by columns
-
-# The column route of event_fcnmv A @ s scatters the synapses of the active columns when
-# fewer than 1 / COLS_RATIO of the events are active, and gathers every row otherwise. A
-# scattered synapse (one serial read-modify-write at a random row) costs about 3.5 gathered
-# ones (two threads, vectorised): see fcnmv_cols_kernel.
-COLS_RATIO = 4
-
-
-@ti.func
-def _count_events(vector: ti.template(), n):
-    """The number of nonzero events of ``vector[:n]`` (one thread; :func:`_nonzero`'s test)."""
-    cnt = 0
-    i = 0
-    while i + EVENT_BLOCK <= n:
-        c = 0
-        for q in range(EVENT_BLOCK):
-            c += ti.cast(_nonzero(vector, vector[i + q]), ti.i32)
-        cnt += c
-        i += EVENT_BLOCK
-    while i < n:
-        cnt += ti.cast(_nonzero(vector, vector[i]), ti.i32)
-        i += 1
-    return cnt
-
-
-@ti.real_func
-def _scatter_col_perm(
-    weights: ti.types.ndarray(ndim=1),
-    perm: ti.types.ndarray(ndim=1),
-    rows: ti.types.ndarray(ndim=1),
-    target: ti.types.ndarray(ndim=1),
-    a: ti.i32,
-    b: ti.i32,
-    scale: ti.f64,
-):
-    """``target[rows[j]] += weights[perm[j]] * scale`` over ``[a, b)`` of a column index (the
-    weights in synapse order: ones that may change, not reordered once)."""
-    sc = ti.cast(scale, weights.get_type().element_type)
-    n_out = target.shape[0]
-    for j in range(a, b):
-        r = rows[j]
-        if r >= 0 and r < n_out:
-            target[r] = target[r] + weights[perm[j]] * sc
-
-
-@ti.func
-def _col_event(weights: ti.template(), vector: ti.template(), ptr_t: ti.template(), perm: ti.template(),
-               rows_t: ti.template(), wsort: ti.template(), out: ti.template(), c, n_out):  # fmt: skip
-    """Column ``c``'s synapses (rows ``rows_t[ptr_t[c]:ptr_t[c + 1]]``) add its event into ``out``:
-    the event itself (one shared weight: ``out`` holds the raw sums, as the gather's) or times
-    the synapse's weight (``wsort`` in index order, else ``weights[perm]``)."""
-    a = ti.cast(ptr_t[c], ti.i32)
-    b = ti.cast(ptr_t[c + 1], ti.i32)
-    scale = ti.cast(1, ti.f64)
-    if ti.static(not is_bool(vector)):
-        scale = ti.cast(vector[c], ti.f64)
-    if ti.static(ndim(weights) == 0):
-        _scatter_row_homo(rows_t, out, 0, a, b, n_out, scale)
-    elif wsort.shape[0] == perm.shape[0]:
-        _scatter_row(wsort, rows_t, out, 0, a, b, n_out, scale)
-    else:
-        _scatter_col_perm(weights, perm, rows_t, out, a, b, scale)
-
-
 @ti.kernel
 def fcnmv_cols_kernel(
     weights: ti.types.ndarray(),
@@ -266,8 +201,7 @@ def fcnmv_cols_kernel(
     n_rows = out.shape[0]
     k = _row_k(nnz, n_rows)
     nt = ti.static(num_threads())
-    active = _count_events(vector, n_in)
-    cols = active * COLS_RATIO < n_in and ptr_t.shape[0] == n_in + 1
+    cols = _use_columns(vector, ptr_t)
     if ti.static(is_bool(vector)):  # bool events are gathered as numbers (_stage_events)
         _stage_events(vector, scratch, ti.select(scratch.shape[0] >= n_in and not cols, n_in, 0))
     for s in range(ti.select(cols, 0, nt * CHUNK)):
@@ -284,20 +218,7 @@ def fcnmv_cols_kernel(
                 _fcn_gather_rows(weights, indices, vector, out, lo, hi, k, n_in)
     ti.loop_config(serialize=True)
     for _ in range(ti.select(cols, 1, 0)):
-        i0 = 0
-        while i0 < n_in:
-            e = ti.min(i0 + EVENT_BLOCK, n_in)
-            if e - i0 == EVENT_BLOCK:
-                msk = _block_mask(vector, 0, i0)
-                while msk != 0:
-                    b, m2 = _pop_lowest(msk)
-                    msk = m2
-                    _col_event(weights, vector, ptr_t, perm, rows_t, wsort, out, i0 + b, n_rows)
-            else:
-                for c in range(i0, e):
-                    if _nonzero(vector, vector[c]):
-                        _col_event(weights, vector, ptr_t, perm, rows_t, wsort, out, c, n_rows)
-            i0 = e
+        _scatter_cols(weights, vector, ptr_t, perm, rows_t, wsort, out)
     if ti.static(ndim(weights) == 0):  # the raw sums times the shared weight, as _finish
         for i in range(ti.select(cols, n_rows, 0)):
             out[i] = weights[None] * out[i]

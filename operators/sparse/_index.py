@@ -19,7 +19,7 @@ from . import _index_kernels as K
 from . import _once, _validate, _xp
 from ._common import IEEE
 
-__all__ = ["column_index", "index_weights"]
+__all__ = ["column_index", "index_weights", "column_route"]
 
 _COLIDX = Operator(
     "column_index",
@@ -131,3 +131,19 @@ def _sorted_weights(w, perm):
     """``w[perm]`` (concrete weights; flattened), in the framework of ``w`` (NumPy for JAX: a constant)."""
     ws = np.ascontiguousarray(np.asarray(_xp.host(w)).reshape(-1)[np.asarray(_xp.host(perm))])
     return ws if _xp.fw_of(w) in ("numpy", "jax") else _xp.from_numpy(ws, w)
+
+
+def column_route(w, idx, ptr, m, n, *, key, weights=None):
+    """``(ptr_t, perm, rows_t, wsort)`` for the column route of an event product's ``A @ s``
+    (``ptr``: CSR ``indptr``, or ``None`` for fixed-number ``idx``), or ``None`` where the
+    structure may change or is traced: a counting sort on every call would cost more than
+    the route saves. ``key``: the caller's index arrays (the cache key); ``weights``: the
+    caller's weights array that ``w`` was made from (see :func:`index_weights`)."""
+    fixed = ptr is None
+    index = _column_index(idx, ptr, m, n, fixed=fixed, key=key, traced=False)
+    if index is None:
+        return None
+    ptr_t, perm, rows_t = index
+    src = weights if getattr(weights, "shape", None) is not None and len(weights.shape) >= 1 else None
+    wsort = index_weights("column_weights", w, key, perm, (m, n, fixed), source=src)
+    return ptr_t, perm, rows_t, wsort
