@@ -450,6 +450,11 @@ def _scatter_rows(weights: ti.template(), indices: ti.template(), indptr: ti.tem
 # synapse (one serial read-modify-write at a random row) cost about 3 gathered ones
 # (two threads, vectorised): break-even near r = 0.3 (n = 4000-40 000, docs/sparse.md).
 COLS_RATIO = 4
+# ... and 1 / COLS_RATIO_PERM where the weights are read through perm (weights that may
+# change: a random read per synapse more). That route was 2.2x as fast as the gather at r = 0.05
+# and about even at r = 0.1 (n = 40 000, `python benchmarks/bench_sparse.py --ops event_csrmv`,
+# 'ti torch', 2026-12-05 22:20).
+COLS_RATIO_PERM = 10
 
 
 @ti.func
@@ -512,10 +517,16 @@ def _col_event(weights: ti.template(), vector: ti.template(), ptr_t: ti.template
 
 
 @ti.func
-def _use_columns(vector: ti.template(), ptr_t: ti.template()):
-    """Whether the column route scatters (few events, and a column index of ``len(vector)`` columns)."""
+def _use_columns(weights: ti.template(), vector: ti.template(), ptr_t: ti.template(), perm: ti.template(),
+                 wsort: ti.template()):  # fmt: skip
+    """Whether the column route scatters: few events (fewer still when the weights are read
+    through ``perm``), and a column index of ``len(vector)`` columns."""
     n_in = vector.shape[0]
-    return _count_events(vector, n_in) * COLS_RATIO < n_in and ptr_t.shape[0] == n_in + 1
+    ratio = COLS_RATIO
+    if ti.static(ndim(weights) != 0):
+        if wsort.shape[0] != perm.shape[0]:
+            ratio = COLS_RATIO_PERM
+    return _count_events(vector, n_in) * ratio < n_in and ptr_t.shape[0] == n_in + 1
 
 
 @ti.func
@@ -567,7 +578,7 @@ def csrmv_cols_kernel(
     n_in = vector.shape[0]
     n_rows = ti.min(out.shape[0], indptr.shape[0] - 1)
     nt = ti.static(num_threads())
-    cols = _use_columns(vector, ptr_t)
+    cols = _use_columns(weights, vector, ptr_t, perm, wsort)
     if ti.static(is_bool(vector)):  # bool events are gathered as numbers (_stage_events)
         _stage_events(vector, scratch, ti.select(scratch.shape[0] >= n_in and not cols, n_in, 0))
     for s in range(ti.select(cols, 0, nt * CHUNK)):

@@ -201,7 +201,7 @@ def fcnmv_cols_kernel(
     n_rows = out.shape[0]
     k = _row_k(nnz, n_rows)
     nt = ti.static(num_threads())
-    cols = _use_columns(vector, ptr_t)
+    cols = _use_columns(weights, vector, ptr_t, perm, wsort)
     if ti.static(is_bool(vector)):  # bool events are gathered as numbers (_stage_events)
         _stage_events(vector, scratch, ti.select(scratch.shape[0] >= n_in and not cols, n_in, 0))
     for s in range(ti.select(cols, 0, nt * CHUNK)):

@@ -92,8 +92,10 @@ def _events(rng, count, kind):
     return np.where(on, rng.standard_normal(N), -0.0).astype(np.float32)
 
 
-# active counts: none, one, just below / at / above the switch, half, all but none
-COUNTS = [0, 1, 13, N // RATIO - 1, N // RATIO, N // RATIO + 2, N // 2, N - 2]
+# active counts: none, one, just below / at / above the switches (weights in the index's
+# order or shared, weights through perm), half, all but none
+PERM = _csr_kernels.COLS_RATIO_PERM
+COUNTS = [0, 1, N // PERM - 1, N // PERM + 1, N // RATIO - 1, N // RATIO, N // RATIO + 2, N // 2, N - 2]
 
 
 @pytest.mark.parametrize("count", COUNTS)
