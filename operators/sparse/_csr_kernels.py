@@ -453,7 +453,7 @@ COLS_RATIO = 4
 # ... and 1 / COLS_RATIO_PERM where the weights are read through perm (weights that may
 # change: a random read per synapse more). That route was 2.2x as fast as the gather at r = 0.05
 # and about even at r = 0.1 (n = 40 000, `python benchmarks/bench_sparse.py --ops event_csrmv`,
-# 'ti torch', 2026-12-05 22:20).
+# 'ti torch', 2026-12-05 21:37).
 COLS_RATIO_PERM = 10
 
 
