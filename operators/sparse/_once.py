@@ -40,6 +40,11 @@ __all__ = ["stamp", "cached", "clear"]
 _MAX = 256
 _cache: dict = {}  # key -> (weakrefs, stamps, value)
 _lock = threading.Lock()
+# keys whose arrays died: their values (column and delay indexes, tens of MB for a large
+# network) are dropped at the next call, not held until 255 other entries push them out.
+# A weakref callback runs wherever the collector does, possibly inside this module with
+# _lock held, so it only appends here (atomic) and the next call removes the entries.
+_dead: list = []
 
 
 def _frozen_numpy(a: np.ndarray) -> bool:
@@ -88,22 +93,35 @@ def cached(kind: str, arrays: tuple, extra: tuple, compute, uncacheable=None):
         return compute() if uncacheable is None else uncacheable()
     key = (kind, tuple(id(a) for a in arrays), extra)
     with _lock:
+        _purge()
         hit = _cache.get(key)
     if hit is not None and hit[1] == stamps and all(r() is a for r, a in zip(hit[0], arrays)):
         return hit[2]
     value = compute()
     try:
-        refs = tuple(weakref.ref(a) for a in arrays)
+        refs = tuple(weakref.ref(a, lambda _, key=key: _dead.append(key)) for a in arrays)
     except TypeError:  # not weak-referenceable: computed again next time
         return value
     with _lock:
+        _purge()
         if len(_cache) >= _MAX:
             _cache.pop(next(iter(_cache)))
         _cache[key] = (refs, stamps, value)
     return value
 
 
+def _purge():
+    """Drop the entries of arrays that died (``_lock`` held). A key reused by a new array (the
+    same ``id``) keeps its entry while that entry's arrays are alive."""
+    while _dead:
+        key = _dead.pop()
+        hit = _cache.get(key)
+        if hit is not None and any(r() is None for r in hit[0]):
+            del _cache[key]
+
+
 def clear() -> None:
     """Forget every cached value (tests)."""
     with _lock:
         _cache.clear()
+        _dead.clear()

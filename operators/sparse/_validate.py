@@ -245,7 +245,7 @@ def _check_values(func: str, indices, indptr, n_cols: int) -> None:
     _checked[key] = refs
 
 
-# (id(weights), id(indices), id(indptr), (m, n), check_values) -> (weakrefs..., stamps, result)
+# (id(weights), id(indices), id(indptr), (m, n), check_values) -> (weakrefs..., stamps, weights reshaped to ())
 _fast: dict = {}
 
 
@@ -271,7 +271,7 @@ def csr(func: str, weights, indices, indptr, shape, *, like_dtype=None, like=Non
             and hit[2]() is indptr
             and hit[3] == (_xp.stamp(weights), _xp.stamp(indices), _xp.stamp(indptr))
         ):
-            return hit[4]
+            return (_xp.reshape(weights, ()) if hit[4] else weights, indices, indptr, m, n)
     res = _csr_slow(
         func, weights, indices, indptr, (m, n), like_dtype=like_dtype, like=like, check_values=check_values
     )
@@ -288,7 +288,16 @@ def csr(func: str, weights, indices, indptr, shape, *, like_dtype=None, like=Non
         if w is weights or tuple(weights.shape) == (1,):
             try:
                 stamps = (_xp.stamp(weights), _xp.stamp(indices), _xp.stamp(indptr))
-                entry = (weakref.ref(weights), weakref.ref(indices), weakref.ref(indptr), stamps, res)
+                # weak references only, and the result rebuilt from them: the entry held the
+                # result, so every array a call validated stayed alive until 255 more calls
+                # pushed it out (a network's connectivity and weights, per call; 2026-12-05)
+                entry = (
+                    weakref.ref(weights),
+                    weakref.ref(indices),
+                    weakref.ref(indptr),
+                    stamps,
+                    w is not weights,
+                )
             except TypeError:
                 return res
             if len(_fast) >= _MAX_CHECKED:

@@ -195,3 +195,32 @@ def test_torch_follows_in_place_changes_and_gradients(torch, family):
     ts[0].view(-1)[:M] = 0  # a rewiring in place (bumps the version): the index is built again
     c.cols = ts[0].numpy().ravel().copy()
     c.check(fn(w, *ts, e, shape=(M, N)).detach().numpy(), e.detach().numpy(), w.detach().numpy())
+
+
+def test_cached_index_is_released_with_its_structure():
+    """The column index (tens of MB for a large network) lives as long as the arrays it was
+    built from, not until 255 other entries push it out of the cache."""
+    import gc
+    import weakref
+
+    _once.clear()
+    rng = stable_rng("cols-release")
+    c = Case("csr", rng, seed=6)
+    e = np.zeros(N, bool)
+    e[::50] = True
+    c.product(c.w, e)  # builds and caches the column index and the reordered weights
+    values = [entry[2] for entry in _once._cache.values()]
+    held = [
+        weakref.ref(v)
+        for x in values
+        for v in (x if isinstance(x, tuple) else (x,))
+        if isinstance(v, np.ndarray)
+    ]
+    assert len(held) >= 4  # ptr_t, perm, rows_t; the weights in the index's order
+    del c, values
+    gc.collect()
+    # any later call drops the entries of arrays that died; this one also replaces the
+    # arrays the kernel's launch context keeps from the last call
+    other = Case("csr", rng, seed=7)
+    other.product(other.w, e)
+    assert all(r() is None for r in held)

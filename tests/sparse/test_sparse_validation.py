@@ -360,3 +360,29 @@ def test_torch_inference_tensors(torch, csr):
             ValueError, match=r"argument 'indptr' must have length shape\[0\] \+ 1 = 7, got 5"
         ):
             sp.event_csrmv(tw, ti_, tp, e, shape=(6, 8), transpose=True)
+
+
+@pytest.mark.parametrize("weights", ["per synapse", "shape (1,)"])
+def test_validated_arrays_are_not_kept_alive(weights):
+    """The memo of validated ``(weights, indices, indptr)`` holds them weakly. It held the
+    validated result, so every array a product was called with stayed alive until 255 later
+    calls pushed it out: a network's connectivity and weights per call (2026-12-05)."""
+    import gc
+    import weakref
+
+    m, n = 40, 30
+    rng = np.random.default_rng(3)
+    refs = []
+    for _ in range(3):
+        w, idx, ptr, dense = random_csr(m, n, 0.2, rng, duplicates=False)
+        if weights == "shape (1,)":
+            w = np.array([0.5])
+            dense = 0.5 * (dense != 0)  # one synapse per cell (no duplicates)
+        refs += [weakref.ref(a) for a in (w, idx, ptr)]
+        e = rng.random(m) < 0.5
+        for _ in range(2):  # the second call is the memo's hit: the same result
+            got = sp.event_csrmv(w, idx, ptr, e, shape=(m, n), transpose=True)
+            np.testing.assert_allclose(got, dense.T @ e, rtol=1e-12, atol=1e-12)
+        del w, idx, ptr, dense, got
+    gc.collect()
+    assert [r() is None for r in refs] == [True] * len(refs)
