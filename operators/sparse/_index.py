@@ -39,7 +39,9 @@ def column_index(indices, indptr, *, shape):
 
     Returns ``(ptr_t, perm, rows_t)``: column ``c``'s synapses are ``perm[ptr_t[c]:ptr_t[c + 1]]``
     (positions in ``indices``/``weights``, increasing), of rows ``rows_t[ptr_t[c]:ptr_t[c + 1]]``.
-    ``csr_update_on_post`` uses it to visit only the synapses of spiking columns.
+    ``csr_update_on_post`` uses it to visit only the synapses of spiking columns, and
+    ``event_csrmv`` / ``event_fcnmv`` their ``A @ s`` with few active events (the column
+    route, ``docs/sparse.md``).
 
     Built by one kernel (a counting sort over the synapses) and cached while the index
     arrays cannot change (JAX arrays; torch tensors per ``_version``; read-only NumPy
