@@ -442,6 +442,23 @@ def _scatter_rows(weights: ti.template(), indices: ti.template(), indptr: ti.tem
         i = e
 
 
+@ti.func
+def _gather_slot(weights: ti.template(), indices: ti.template(), indptr: ti.template(), vector: ti.template(),
+                 scratch: ti.template(), out: ti.template(), t, nt, n_rows, nnz):  # fmt: skip
+    """Thread slot ``t`` of ``nt`` of the CPU row gather ``out = A @ vector``: its rows of about
+    ``nnz / nt`` synapses, bool events read as the numbers staged in ``scratch`` when they were
+    (:func:`_stage_events`)."""
+    n_in = vector.shape[0]
+    lo, hi = _slot_rows(indptr, n_rows, nnz, t, nt)
+    if ti.static(is_bool(vector)):
+        if scratch.shape[0] >= n_in:
+            _gather_rows(weights, indices, indptr, scratch, out, lo, hi, nnz, n_in)
+        else:
+            _gather_rows(weights, indices, indptr, vector, out, lo, hi, nnz, n_in)
+    else:
+        _gather_rows(weights, indices, indptr, vector, out, lo, hi, nnz, n_in)
+
+
 # ----------------------------------------------------------------------------- A @ s by columns
 
 # The column route of the event products' A @ s (csrmv_cols_kernel, fcnmv_cols_kernel)
@@ -583,15 +600,7 @@ def csrmv_cols_kernel(
         _stage_events(vector, scratch, ti.select(scratch.shape[0] >= n_in and not cols, n_in, 0))
     for s in range(ti.select(cols, 0, nt * CHUNK)):
         if s % CHUNK == 0:
-            t = s // CHUNK
-            lo, hi = _slot_rows(indptr, n_rows, nnz, t, nt)
-            if ti.static(is_bool(vector)):
-                if scratch.shape[0] >= n_in:
-                    _gather_rows(weights, indices, indptr, scratch, out, lo, hi, nnz, n_in)
-                else:
-                    _gather_rows(weights, indices, indptr, vector, out, lo, hi, nnz, n_in)
-            else:
-                _gather_rows(weights, indices, indptr, vector, out, lo, hi, nnz, n_in)
+            _gather_slot(weights, indices, indptr, vector, scratch, out, s // CHUNK, nt, n_rows, nnz)
     ti.loop_config(serialize=True)
     for _ in range(ti.select(cols, 1, 0)):
         _scatter_cols(weights, vector, ptr_t, perm, rows_t, wsort, out)
@@ -631,15 +640,7 @@ def csrmv_kernel(
                 _stage_events(vector, scratch, ti.select(scratch.shape[0] >= n_in, n_in, 0))
             for s in range(nt * CHUNK):
                 if s % CHUNK == 0:
-                    t = s // CHUNK
-                    lo, hi = _slot_rows(indptr, n_rows, nnz, t, nt)
-                    if ti.static(is_bool(vector)):
-                        if scratch.shape[0] >= n_in:
-                            _gather_rows(weights, indices, indptr, scratch, out, lo, hi, nnz, n_in)
-                        else:
-                            _gather_rows(weights, indices, indptr, vector, out, lo, hi, nnz, n_in)
-                    else:
-                        _gather_rows(weights, indices, indptr, vector, out, lo, hi, nnz, n_in)
+                    _gather_slot(weights, indices, indptr, vector, scratch, out, s // CHUNK, nt, n_rows, nnz)
     else:
         n_out = out.shape[0]
         n_rows = ti.min(vector.shape[0], indptr.shape[0] - 1)

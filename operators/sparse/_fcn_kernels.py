@@ -87,6 +87,24 @@ def _fcn_gather_rows(weights: ti.template(), indices: ti.template(), vector: ti.
 
 
 @ti.func
+def _fcn_gather_slot(weights: ti.template(), indices: ti.template(), vector: ti.template(), scratch: ti.template(),
+                     out: ti.template(), t, nt, k):  # fmt: skip
+    """Thread slot ``t`` of ``nt`` of the CPU row gather ``out = A @ vector`` (its share of the
+    rows), bool events read as the numbers staged in ``scratch`` when they were."""
+    n_in = vector.shape[0]
+    n_rows = out.shape[0]
+    lo = t * n_rows // nt
+    hi = (t + 1) * n_rows // nt
+    if ti.static(is_bool(vector)):
+        if scratch.shape[0] >= n_in:
+            _fcn_gather_rows(weights, indices, scratch, out, lo, hi, k, n_in)
+        else:
+            _fcn_gather_rows(weights, indices, vector, out, lo, hi, k, n_in)
+    else:
+        _fcn_gather_rows(weights, indices, vector, out, lo, hi, k, n_in)
+
+
+@ti.func
 def _fcn_scatter_rows(weights: ti.template(), indices: ti.template(), vector: ti.template(), target: ti.template(),
                       off, lo, hi, k, n_out):  # fmt: skip
     """``target[off + c] += A[i, c] * vector[i]`` for the rows ``[lo, hi)`` with ``vector[i] != 0``;
@@ -134,16 +152,7 @@ def fcnmv_kernel(
                 _stage_events(vector, scratch, ti.select(scratch.shape[0] >= n_in, n_in, 0))
             for s in range(nt * CHUNK):
                 if s % CHUNK == 0:
-                    t = s // CHUNK
-                    lo = t * n_rows // nt
-                    hi = (t + 1) * n_rows // nt
-                    if ti.static(is_bool(vector)):
-                        if scratch.shape[0] >= n_in:
-                            _fcn_gather_rows(weights, indices, scratch, out, lo, hi, k, n_in)
-                        else:
-                            _fcn_gather_rows(weights, indices, vector, out, lo, hi, k, n_in)
-                    else:
-                        _fcn_gather_rows(weights, indices, vector, out, lo, hi, k, n_in)
+                    _fcn_gather_slot(weights, indices, vector, scratch, out, s // CHUNK, nt, k)
     else:
         n_out = out.shape[0]
         n_rows = vector.shape[0]
@@ -206,16 +215,7 @@ def fcnmv_cols_kernel(
         _stage_events(vector, scratch, ti.select(scratch.shape[0] >= n_in and not cols, n_in, 0))
     for s in range(ti.select(cols, 0, nt * CHUNK)):
         if s % CHUNK == 0:
-            t = s // CHUNK
-            lo = t * n_rows // nt
-            hi = (t + 1) * n_rows // nt
-            if ti.static(is_bool(vector)):
-                if scratch.shape[0] >= n_in:
-                    _fcn_gather_rows(weights, indices, scratch, out, lo, hi, k, n_in)
-                else:
-                    _fcn_gather_rows(weights, indices, vector, out, lo, hi, k, n_in)
-            else:
-                _fcn_gather_rows(weights, indices, vector, out, lo, hi, k, n_in)
+            _fcn_gather_slot(weights, indices, vector, scratch, out, s // CHUNK, nt, k)
     ti.loop_config(serialize=True)
     for _ in range(ti.select(cols, 1, 0)):
         _scatter_cols(weights, vector, ptr_t, perm, rows_t, wsort, out)

@@ -2,7 +2,7 @@
 
 - the *column index* of a CSR or fixed-number matrix (:func:`column_index`): each column's
   synapses and their rows, so that work on a column (``*_update_on_post``, the column route
-  of ``event_fcnmv``'s ``A @ s``) visits its synapses only;
+  of ``event_csrmv``'s and ``event_fcnmv``'s ``A @ s``) visits its synapses only;
 - per-synapse weights in an index's order (:func:`index_weights`), so that a kernel walking
   the index reads them in a stream.
 
