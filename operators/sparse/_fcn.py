@@ -135,11 +135,13 @@ _CONN = Operator(
 
 
 def fcn(func, weights, indices, shape, *, like_dtype=None, like=None):
-    """Validated, flattened ``(weights, indices, m, n, k)`` of a fixed-number matrix.
+    """Validated, flattened ``(weights, indices, m, n, k, indices2d)`` of a fixed-number matrix.
 
     ``weights`` comes back with shape ``()`` (one shared weight) or ``(m * k,)``,
-    ``indices`` with shape ``(m * k,)`` (views). Values are checked when concrete
-    (``_validate.index_range``).
+    ``indices`` with shape ``(m * k,)`` (views); ``indices2d`` is the validated ``(m, k)``
+    array they view, the caller's own where no conversion was needed (the key of caches: a
+    flattened view is a new object per call, under ``jax.jit`` a tracer). Values are checked
+    when concrete (``_validate.index_range``).
     """
     m, n = _validate.shape2(func, shape)
     idx = _validate.index_array(func, "indices", indices, ndim=2)
@@ -168,21 +170,19 @@ def fcn(func, weights, indices, shape, *, like_dtype=None, like=None):
                 f"(shape[0], k) = ({m}, {k}) like 'indices', got {ws}"
             )
     _validate.index_range(func, "indices", idx, n)
-    return w, _xp.reshape(idx, (m * k,)), m, n, k
+    return w, _xp.reshape(idx, (m * k,)), m, n, k, idx
 
 
 def _product_call(name, weights, indices, x, shape, transpose, allow_bool, ndim):
     transpose = _validate.check_bool(transpose, name, "transpose", numpy_bool=True)
     xname = ("events" if allow_bool else "matrix") if ndim == 2 else ("events" if allow_bool else "vector")
     x = _validate.as_array(name, xname, x)
-    w, idx, m, n, _ = fcn(
+    w, idx, m, n, _, base = fcn(
         name, weights, indices, shape, like_dtype=_validate.float_like(name, xname, x), like=x
     )
     length, where = (m, "shape[0] (transpose=True)") if transpose else (n, "shape[1] (transpose=False)")
     x = _validate.dense_operand(name, xname, x, length, ndim=ndim, allow_bool=allow_bool, where=where)
     if name == "event_fcnmv" and not transpose and m > 0 and _policy._cpu():
-        # the cache is keyed on the caller's (m, k) array, not on the flattened view made per call
-        base = _validate.index_array(name, "indices", indices, ndim=2)
         cols = _index.column_route(w, idx, None, m, n, key=(base,), weights=weights)
         if cols is not None:
             return _OPS["event_fcnmv_cols"](w, idx, x, *cols, shape=(m, n))

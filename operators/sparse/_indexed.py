@@ -282,7 +282,7 @@ def event_fcnmv_indexed(weights, indices, ids, count, *, shape):
     """
     func = "event_fcnmv_indexed"
     ids_a = _validate.as_array(func, "ids", ids)
-    w, idx, m, n, _ = _fcn.fcn(func, weights, indices, shape, like=ids_a)
+    w, idx, m, n, _, _ = _fcn.fcn(func, weights, indices, shape, like=ids_a)
     ids_v, c = _spike_list(func, ids_a, count, m, like=ids_a)
     return _FCN(w, idx, ids_v, c, m, shape=(m, n))
 

@@ -199,7 +199,7 @@ def csr_update_on_post(weights, indices, indptr, post_spikes, pre_trace, *, shap
 
 def fcn_update_on_pre(weights, indices, pre_spikes, post_trace, *, shape, w_min=None, w_max=None):
     func = "fcn_update_on_pre"
-    w, idx, m, n, k = _fcn.fcn(func, weights, indices, shape)
+    w, idx, m, n, k, _ = _fcn.fcn(func, weights, indices, shape)
     w = _per_synapse(func, w, m * k, weights)
     s, tr, lo, hi = _common(func, w, pre_spikes, post_trace, w_min, w_max, m, n, "pre_spikes", "post_trace")
     return _xp.reshape(_OPS[func](w, idx, idx, s, tr, lo, hi, fixed=True), (m, k))
@@ -207,11 +207,10 @@ def fcn_update_on_pre(weights, indices, pre_spikes, post_trace, *, shape, w_min=
 
 def fcn_update_on_post(weights, indices, post_spikes, pre_trace, *, shape, w_min=None, w_max=None):
     func = "fcn_update_on_post"
-    w, idx, m, n, k = _fcn.fcn(func, weights, indices, shape)
+    w, idx, m, n, k, base = _fcn.fcn(func, weights, indices, shape)
     w = _per_synapse(func, w, m * k, weights)
     s, tr, lo, hi = _common(func, w, post_spikes, pre_trace, w_min, w_max, n, m, "post_spikes", "pre_trace")
-    # the cache is keyed on the caller's (m, k) array, not on the flattened view made per call
-    base = _validate.index_array(func, "indices", indices, ndim=2)
+    # keyed on the (m, k) array, not on the flattened view made per call
     ptr_t, perm, rows_t = _column_index(idx, None, m, n, fixed=True, key=(base,))
     return _xp.reshape(_OPS[func](w, ptr_t, perm, rows_t, s, tr, lo, hi), (m, k))
 
