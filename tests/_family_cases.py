@@ -37,8 +37,8 @@ class Case:
     diff: tuple  # positions of differentiable (float) arguments
     terms: int  # the most terms summed into one output element
     dtype: str  # the result dtype
-    operand: int | None = None  # position of the vmapped operand (mv: becomes the mm operator)
-    mm_prim: str | None = None  # the primitive vmap must become
+    operand: int | None = None  # position of the dense operand (vmap over it: one mm launch)
+    mm_prim: str | None = None  # the one primitive that vmap over the operand must become
     absref: object = None  # sum |terms| per element, where it is not ref() of the absolute values
 
     def tol(self, *args):
@@ -114,8 +114,7 @@ def fcn_cases():
                                 cid, "fcn", getattr(sp, op), (w, idx, x), dict(shape=(m, n), transpose=transpose),
                                 ref, (0,) if ekind == "bool" else (0, 2),
                                 terms=int(np.bincount(idx.reshape(-1)).max()) if transpose else k, dtype=dtype,
-                                operand=2 if op.endswith("mv") else None,
-                                mm_prim=op[:-1] + "m" if op.endswith("mv") else None,
+                                operand=2, mm_prim=op[:-1] + "m",
                             )
                         )  # fmt: skip
     return out
@@ -144,8 +143,7 @@ def dense_cases():
                         Case(
                             cid, "dense", getattr(sp, op), (W, x), dict(transpose=transpose), ref,
                             (0,) if ekind == "bool" else (0, 1), terms=length, dtype=dtype,
-                            operand=1 if op.endswith("mv") else None,
-                            mm_prim="event_densemm" if op.endswith("mv") else None,
+                            operand=1, mm_prim="event_densemm",
                         )
                     )  # fmt: skip
     return out
@@ -194,8 +192,7 @@ def coo_cases():
                             Case(
                                 cid, "coo", getattr(sp, op), (w, row, col, x), dict(shape=(m, n), transpose=transpose),
                                 ref, (0,) if ekind == "bool" else (0, 3), terms=int(np.bincount(dst).max()),
-                                dtype=dtype, operand=3 if op.endswith("mv") else None,
-                                mm_prim=op[:-1] + "m" if op.endswith("mv") else None,
+                                dtype=dtype, operand=3, mm_prim=op[:-1] + "m",
                             )
                         )  # fmt: skip
     return out
@@ -242,8 +239,7 @@ def jitc_cases():
                                 Case(
                                     cid, "jitc", getattr(sp, op), (x, *ps, prob, seed),
                                     dict(shape=shape, transpose=transpose), ref, diff, terms=terms, dtype=dtype,
-                                    operand=0 if kind == "mv" else None,
-                                    mm_prim=op.replace("_mv_", "_mm_") if kind == "mv" else None, absref=absref,
+                                    operand=0, mm_prim=op.replace("_mv_", "_mm_"), absref=absref,
                                 )
                             )  # fmt: skip
     return out

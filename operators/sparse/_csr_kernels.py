@@ -404,10 +404,10 @@ def _block_mask(vector: ti.template(), s, i0):
 
 @ti.func
 def _pop_lowest(m):
-    """``(k, m')``: the position ``k`` of the lowest set bit of the nonzero ``u64`` ``m``, and
-    ``m`` without it."""
+    """``(k, m')``: the position ``k`` (an i32) of the lowest set bit of the nonzero ``u64``
+    ``m``, and ``m`` without it."""
     low = m & (~m + ti.cast(1, ti.u64))
-    return 63 - ti.math.clz(low), m & (m - ti.cast(1, ti.u64))
+    return ti.cast(63 - ti.math.clz(low), ti.i32), m & (m - ti.cast(1, ti.u64))
 
 
 @ti.func
