@@ -89,7 +89,9 @@ def _column_index(idx, ptr_or_m, m, n, *, fixed, key=None, traced=True):
     def build():
         hosts = [_xp.host(a) for a in sources]
         if any(h is None for h in hosts):  # traced: inside the computation, every call
-            p = _xp.from_numpy(np.array([m], np.int64), idx) if fixed else ptr_or_m
+            # (torch.full, not a NumPy array converted: Dynamo cannot convert one under
+            # torch.compile, where fcn_update_on_post failed; 2026-12-06)
+            p = _xp.full((1,), m, "int64", idx) if fixed else ptr_or_m
             return _COLIDX(idx, p, n=n, fixed=fixed)
         p = np.array([m], np.int64) if fixed else np.ascontiguousarray(hosts[1])
         res = _xp.host_op(_COLIDX, np.ascontiguousarray(hosts[0]).reshape(-1), p, n=n, fixed=fixed)

@@ -115,16 +115,18 @@ def _common(func, weights, spikes, trace, w_min, w_max, n_spikes, n_trace, sname
     return s, tr, lo, hi
 
 
-def _per_synapse(func, w, nnz, weights):
+def _per_synapse(func, w, nnz, weights, rows=None):
     """``w`` (the validated ``weights``) as one weight per synapse, shape ``(nnz,)``. The
     validators read shape ``(1,)`` as one shared weight; with one synapse it is also one
-    weight per synapse, as the caller's array says (refused before 2026-12-05)."""
+    weight per synapse, as the caller's array says (refused before 2026-12-05). ``rows``:
+    ``m`` of a fixed-number matrix, whose weights the caller gives as ``(m, k)``."""
     given = tuple(weights.shape) if hasattr(weights, "shape") else tuple(np.shape(weights))
     if nnz == 1 and tuple(w.shape) == () and len(given) >= 1 and all(e == 1 for e in given):
         return _xp.reshape(w, (1,))
     if len(w.shape) != 1 or w.shape[0] != nnz:
+        want = f"(nnz,) = ({nnz},)" if rows is None else f"(shape[0], k) = ({rows}, {nnz // max(rows, 1)})"
         raise ValueError(
-            f"{func}(): argument 'weights' must hold one weight per synapse, shape (nnz,) = ({nnz},), "
+            f"{func}(): argument 'weights' must hold one weight per synapse, shape {want}, "
             f"got {given} (a shared weight cannot learn per synapse)"
         )
     return w
@@ -200,7 +202,7 @@ def csr_update_on_post(weights, indices, indptr, post_spikes, pre_trace, *, shap
 def fcn_update_on_pre(weights, indices, pre_spikes, post_trace, *, shape, w_min=None, w_max=None):
     func = "fcn_update_on_pre"
     w, idx, m, n, k, _ = _fcn.fcn(func, weights, indices, shape)
-    w = _per_synapse(func, w, m * k, weights)
+    w = _per_synapse(func, w, m * k, weights, rows=m)
     s, tr, lo, hi = _common(func, w, pre_spikes, post_trace, w_min, w_max, m, n, "pre_spikes", "post_trace")
     return _xp.reshape(_OPS[func](w, idx, idx, s, tr, lo, hi, fixed=True), (m, k))
 
@@ -208,7 +210,7 @@ def fcn_update_on_pre(weights, indices, pre_spikes, post_trace, *, shape, w_min=
 def fcn_update_on_post(weights, indices, post_spikes, pre_trace, *, shape, w_min=None, w_max=None):
     func = "fcn_update_on_post"
     w, idx, m, n, k, base = _fcn.fcn(func, weights, indices, shape)
-    w = _per_synapse(func, w, m * k, weights)
+    w = _per_synapse(func, w, m * k, weights, rows=m)
     s, tr, lo, hi = _common(func, w, post_spikes, pre_trace, w_min, w_max, n, m, "post_spikes", "pre_trace")
     # keyed on the (m, k) array, not on the flattened view made per call
     ptr_t, perm, rows_t = _column_index(idx, None, m, n, fixed=True, key=(base,))

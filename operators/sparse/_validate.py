@@ -328,11 +328,9 @@ def dense_operand(func: str, name: str, x, length: int, *, ndim: int, allow_bool
     a = as_array(func, name, x)
     d = _dtype(func, name, a)
     if d is _BOOL:
-        if not allow_bool:
-            raise TypeError(
-                f"{func}(): argument '{name}' must be float32 or float64, got bool "
-                "(use the event_ variant for spike vectors)"
-            )
+        if not allow_bool:  # the products' operands have an event_ twin; traces and a do not
+            hint = " (use the event_ variant for spike vectors)" if name in ("vector", "matrix") else ""
+            raise TypeError(f"{func}(): argument '{name}' must be float32 or float64, got bool{hint}")
     elif d not in _FLOATS:
         kinds = "bool, float32 or float64" if allow_bool else "float32 or float64"
         raise TypeError(f"{func}(): argument '{name}' must be {kinds}, got dtype {d.name}")

@@ -14,6 +14,7 @@ MODULES = {
     "hostile_sizes": None,
     "hostile_dlpack": None,
     "hostile_random": None,
+    "hostile_families": None,
     "hostile_torch": "torch",
     "hostile_debug": None,
     "hostile_debug_jax": "jax",

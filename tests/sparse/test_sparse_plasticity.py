@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
 from _family_cases import rng_for
-from _sparse_helpers import JaxFW, NumpyFW, TorchFW, host_call, parallel_mode, random_csr
+from _sparse_helpers import CupyFW, JaxFW, NumpyFW, TorchFW, host_call, parallel_mode, random_csr
 from tiarray.operators.sparse import _once
 
 M, N = 26, 19
@@ -116,9 +116,8 @@ def test_one_synapse_with_its_own_weight(fn):
         for w in (np.array([1.0]), np.array([[1.0]])):
             got = getattr(sp, fn)(w, np.array([[0]]), s, tr, shape=(1, 1))
             np.testing.assert_array_equal(got, [[1.25]])
-    with pytest.raises(
-        ValueError, match=r"must hold one weight per synapse, shape \(nnz,\) = \(1,\), got \(\)"
-    ):
+    want = r"\(nnz,\) = \(1,\)" if fn.startswith("csr") else r"\(shape\[0\], k\) = \(1, 1\)"
+    with pytest.raises(ValueError, match=rf"must hold one weight per synapse, shape {want}, got \(\)"):
         getattr(sp, fn)(
             np.array(1.0),
             *(([np.array([0]), np.array([0, 1])]) if fn.startswith("csr") else [np.array([[0]])]),
@@ -347,19 +346,63 @@ def test_errors():
     bad[2] = N
     with pytest.raises(IndexError, match="column index"):
         sp.csr_update_on_post(w, bad, ptr, np.ones(N, bool), np.ones(M), shape=(M, N))
+    W = np.zeros((M, N))
+    with pytest.raises(
+        ValueError, match=r"dense_update_on_pre\(\): argument 'pre_spikes' must have length m"
+    ):
+        sp.dense_update_on_pre(W, np.ones(N, bool), np.ones(N))
+    with pytest.raises(
+        ValueError, match=r"dense_update_on_pre\(\): argument 'post_trace' must have length n"
+    ):
+        sp.dense_update_on_pre(W, np.ones(M, bool), np.ones(M))
+    with pytest.raises(ValueError, match=r"dense_update_on_pre\(\): argument 'weights' must be a 2-D matrix"):
+        sp.dense_update_on_pre(W[0], np.ones(M, bool), np.ones(N))
+    # a trace is not a spike vector: no pointer to an event_ variant
+    with pytest.raises(
+        TypeError,
+        match=r"dense_update_on_pre\(\): argument 'post_trace' must be float32 or float64, got bool$",
+    ):
+        sp.dense_update_on_pre(W, np.ones(M, bool), np.ones(N, bool))
+    with pytest.raises(
+        TypeError, match=r"dense_update_on_pre\(\): argument 'pre_spikes' must be bool, float32"
+    ):
+        sp.dense_update_on_pre(W, np.ones(M, np.int32), np.ones(N))
+    conn = sp.fixed_num_conn(M, N, 3, seed=2)
+    with pytest.raises(
+        ValueError, match=r"fcn_update_on_pre\(\): argument 'weights' must hold one weight per synapse, "
+        r"shape \(shape\[0\], k\) = \(26, 3\), got \(\)"
+    ):  # fmt: skip
+        sp.fcn_update_on_pre(np.float64(0.5), conn, np.ones(M, bool), np.ones(N), shape=(M, N))
+    with pytest.raises(ValueError, match=r"fcn_update_on_pre\(\): argument 'post_trace' must have length n"):
+        sp.fcn_update_on_pre(np.zeros((M, 3)), conn, np.ones(M, bool), np.ones(M), shape=(M, N))
+    with pytest.raises(IndexError, match=r"fcn_update_on_pre\(\): argument 'indices' holds column index"):
+        sp.fcn_update_on_pre(np.zeros((M, 3)), conn + N, np.ones(M, bool), np.ones(N), shape=(M, N))
+    with pytest.raises(
+        TypeError, match=r"fcn_update_on_pre\(\): argument 'w_min' must be a float32 or float64"
+    ):
+        sp.fcn_update_on_pre(
+            np.zeros((M, 3)), conn, np.ones(M, bool), np.ones(N), shape=(M, N), w_min=np.int32(0)
+        )
 
 
-def test_torch_compile_smoke(torch):
-    args, kw, ref = make("csr_update_on_post", "float64", "bool", True)
+@pytest.mark.parametrize("fn", FNS)
+def test_torch_compile(torch, fn):
+    """Every update under ``torch.compile(fullgraph=True)``, float32 with clipping, as eagerly
+    and as the reference."""
+    torch._dynamo.reset()  # one code object for every update: no recompile limit across tests
+    args, kw, ref = make(fn, "float32", "float", True)
     targs = [torch.as_tensor(np.array(a)) for a in args]
-    eager = sp.csr_update_on_post(*targs, **kw)
+    eager = getattr(sp, fn)(*targs, **kw)
+    f = torch.compile(lambda *a: getattr(sp, fn)(*a, **kw) * 1, fullgraph=True, backend="aot_eager")
+    got = f(*targs).cpu().numpy()
+    assert got.dtype == np.float32 and got.shape == ref.shape
+    np.testing.assert_array_equal(got, eager.cpu().numpy())
+    np.testing.assert_allclose(got, ref, rtol=2 * np.finfo(np.float32).eps, atol=2 * np.finfo(np.float32).eps)
 
-    @torch.compile(fullgraph=True, backend="aot_eager")
-    def f(*a):
-        return sp.csr_update_on_post(*a, **kw) * 1
 
-    np.testing.assert_allclose(f(*targs).cpu().numpy(), eager.cpu().numpy(), rtol=1e-15)
-    np.testing.assert_allclose(eager.cpu().numpy(), ref, rtol=1e-15, atol=1e-15)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_cupy(cupy, case):
+    check(CupyFW(cupy), case)
 
 
 def test_jax_fixed_number_on_post_compiles_again(jax):
