@@ -20,6 +20,7 @@ MODULES = {
     "hostile_debug_jax": "jax",
     "hostile_unchecked_structure": None,
     "hostile_traced_jax": "jax",
+    "hostile_traced_families_jax": "jax",
 }
 ENV = {"hostile_debug": {"TIARRAY_DEBUG": "1"}, "hostile_debug_jax": {"TIARRAY_DEBUG": "1"}}
 CASES = [
