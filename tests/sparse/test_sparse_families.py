@@ -257,3 +257,45 @@ def test_kernels_compile_without_warnings(tmp_path):
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
     out = r.stdout + r.stderr
     assert "Warning" not in out and "[W " not in out, out[:3000]
+
+
+def _operand_mistakes():
+    """(case, mistake) for one case per product and direction: the operand of wrong rank,
+    length or dtype, and a transpose that is not a bool."""
+    seen, out = set(), []
+    for c in CASES:
+        key = (c.fn.__name__, c.kw.get("transpose"))
+        if c.operand is None or key in seen or c.dtype != "float64":
+            continue
+        seen.add(key)
+        event = c.fn.__name__.startswith(("event_", "jitc_event_"))
+        for mistake in ("rank", "length", "int32", "float16", "complex", "bool", "transpose"):
+            if mistake == "bool" and event:
+                continue
+            out.append(pytest.param(c, mistake, id=f"{c.id}-{mistake}"))
+    return out
+
+
+@pytest.mark.parametrize("case, mistake", _operand_mistakes())
+def test_operand_mistakes_name_function_and_argument(case, mistake):
+    name = case.fn.__name__
+    x = np.asarray(case.args[case.operand], np.float64)
+    kw = dict(case.kw)
+    err, want = TypeError, r"argument '(vector|matrix|events)' must be "
+    if mistake == "rank":
+        err, x = ValueError, x[..., None]
+        want += rf"{x.ndim - 1}-D, got shape"
+    elif mistake == "length":
+        err, x = ValueError, x[:-1]
+        want = r"argument '(vector|matrix|events)' must have length .* got " + str(x.shape[0])
+    elif mistake in ("int32", "float16", "complex"):
+        x = x.astype({"int32": np.int32, "float16": np.float16, "complex": np.complex64}[mistake])
+        want += r".*float32 or float64, got dtype " + x.dtype.name
+    elif mistake == "bool":
+        x = x != 0
+        want += r"float32 or float64, got bool \(use the event_ variant for spike vectors\)"
+    else:
+        kw["transpose"], want = "yes", r"argument 'transpose' must be a bool, got 'yes'"
+    args = _replace(case.args, (case.operand,), (x,))
+    with pytest.raises(err, match=rf"^{name}\(\): {want}"):
+        case.fn(*args, **kw)
