@@ -340,6 +340,38 @@ def delayed_cases():
     return out
 
 
+# ----------------------------------------------------------------------------- sampled product
+
+
+def sddmm_cases():
+    """``csr_sddmm``: ``(a @ b.T)`` (or ``a * b`` per entry for vectors) at the synapses."""
+    from _sparse_helpers import random_csr
+
+    out = []
+    m, n = 17, 13
+    for dtype in ("float32", "float64"):
+        for kdim in (0, 4):
+            for ekind in ("bool", "float") if kdim == 0 else ("float",):
+                cid = f"csr_sddmm-{dtype}-K{kdim}-{ekind}"
+                rng = rng_for(cid)
+                _, idx, ptr, _ = random_csr(m, n, 0.3, rng)
+                a = rng.standard_normal((m, kdim) if kdim else m).astype(dtype)
+                b = _operand((n, kdim) if kdim else (n,), ekind, dtype, rng)
+                rows = np.repeat(np.arange(m), np.diff(ptr))
+
+                def ref(idx_, ptr_, a_, b_, rows=rows):
+                    prod = _f64(a_)[rows] * _f64(b_)[idx_]
+                    return prod.sum(-1) if prod.ndim == 2 else prod
+
+                out.append(
+                    Case(
+                        cid, "sddmm", sp.csr_sddmm, (idx, ptr, a, b), dict(shape=(m, n)), ref,
+                        (2,) if ekind == "bool" else (2, 3), terms=max(kdim, 1), dtype=dtype,
+                    )
+                )  # fmt: skip
+    return out
+
+
 ALL = {
     "fcn": fcn_cases,
     "dense": dense_cases,
@@ -347,6 +379,7 @@ ALL = {
     "jitc": jitc_cases,
     "indexed": indexed_cases,
     "delayed": delayed_cases,
+    "sddmm": sddmm_cases,
 }
 
 
