@@ -340,6 +340,46 @@ def delayed_cases():
     return out
 
 
+def deliver_cases():
+    """``csr_delay_deliver``: the arrival ring plus each active row's synapses, each added into
+    slot ``(t + delay) % L`` of its column."""
+    from _sparse_helpers import random_csr
+
+    out = []
+    m, n, L = 22, 15, 4
+    for dtype in ("float32", "float64"):
+        for wk in ("per-synapse", "scalar", "one"):
+            for ekind in ("bool", "float"):
+                for t in (3, -2):
+                    cid = f"csr_delay_deliver-{dtype}-{wk}-{ekind}-t{t}"
+                    rng = rng_for(cid)
+                    w0, idx, ptr, _ = random_csr(m, n, 0.3, rng)
+                    w = _weights(wk, w0.shape, dtype, rng)
+                    delays = rng.integers(0, L, idx.shape[0]).astype(np.int32)
+                    ring = rng.standard_normal((L, n)).astype(dtype)
+                    ev = _operand((m,), ekind, dtype, rng)
+                    rows = np.repeat(np.arange(m), np.diff(ptr))
+
+                    def ref(ring_, ev_, w_, idx_, ptr_, d_, t_, rows=rows):
+                        y = _f64(ring_).copy()
+                        wb = np.broadcast_to(
+                            _f64(w_).reshape(()) if np.size(w_) == 1 else _f64(w_), idx_.shape
+                        )
+                        np.add.at(y, ((t_ + d_) % y.shape[0], idx_), wb * _f64(ev_)[rows])
+                        return y
+
+                    slots = np.zeros((L, n), int)
+                    np.add.at(slots, ((t + delays) % L, idx), 1)
+                    out.append(
+                        Case(
+                            cid, "deliver", sp.csr_delay_deliver, (ring, ev, w, idx, ptr, delays, t),
+                            dict(shape=(m, n)), ref, (0, 2) if ekind == "bool" else (0, 1, 2),
+                            terms=int(slots.max()) + 1, dtype=dtype,
+                        )
+                    )  # fmt: skip
+    return out
+
+
 # ----------------------------------------------------------------------------- sampled product
 
 
@@ -379,6 +419,7 @@ ALL = {
     "jitc": jitc_cases,
     "indexed": indexed_cases,
     "delayed": delayed_cases,
+    "deliver": deliver_cases,
     "sddmm": sddmm_cases,
 }
 
