@@ -5,8 +5,11 @@ pairs add up); ``weights`` is one shared weight (shape ``()`` or ``(1,)``) or on
 synapse. The conventions are those of :func:`event_csrmv`: ``transpose=False`` is
 ``A @ x``, ``transpose=True`` is ``A.T @ x``; bool events count as 1, float events scale
 (zeros are skipped); the result has the weights' dtype. Both directions read every
-synapse (a COO list has no row structure to skip by); the rules are those of every
-product (``_rules``), with ``coo_sddmm`` for per-synapse weight gradients.
+synapse (a COO list has no row structure to skip by), except ``event_coomv`` on the CPU
+where the list cannot change: it is indexed by source once (``_index.source_route``) and a
+step with few events visits the active sources' synapses only (``coomv_src_kernel``). The
+rules are those of every product (``_rules``), with ``coo_sddmm`` for per-synapse weight
+gradients.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import numpy as np
 
 from .._operator import Operator, ShapeDtype
 from . import _coo_kernels as K
-from . import _policy, _rules, _validate
+from . import _index, _policy, _rules, _validate, _xp
 from ._common import IEEE
 
 __all__ = ["coomv", "event_coomv", "coomm", "event_coomm"]
@@ -71,6 +74,42 @@ _OPS["event_coomm"] = _product("event_coomm", K.coomm_kernel)
 _OPS["coomm"] = _product("coomm", K.coomm_kernel)
 _OPS["event_coomv"] = _product("event_coomv", K.coomv_kernel, "event_coomm")
 _OPS["coomv"] = _product("coomv", K.coomv_kernel, "coomm")
+
+
+def _src_transpose(cts, primals, *, shape, transpose):
+    """As ``event_coomv``'s rule (the source index is a function of the structure: no cotangent)."""
+    rule = _rules.product_transpose(_op, "event_coomv", "coo_sddmm")
+    return rule(cts, primals[:4], shape=shape, transpose=transpose) + (None,) * 4
+
+
+def _src_batch(args, axes, **static):
+    """vmap over the events: one ``event_coomm`` launch; else one call each."""
+    if all(ax is None for j, ax in enumerate(axes) if j != 3):
+        x = _xp.moveaxis(args[3], axes[3], 1)
+        return _OPS["event_coomm"](*args[:3], x, **static), 1
+    return _rules.loop_batch(_OPS["event_coomv_src"], args, axes, static)
+
+
+# event_coomv on the CPU where the source index of (row, col) is cached: adds the synapses of
+# the active sources only when few are active (coomv_src_kernel), else every synapse.
+_OPS["event_coomv_src"] = Operator(
+    "event_coomv_src",
+    kernel=K.coomv_src_kernel,
+    outs=lambda w, r, c, x, ptr_s, perm, dst_s, wsort, *, shape, transpose: _outs("event_coomv")(
+        w, r, c, x, shape=shape, transpose=transpose
+    ),
+    transpose=_src_transpose,
+    linear=("weights", "vector"),
+    batch=_src_batch,
+    nondiff=("row", "col", "ptr_s", "perm", "dst_s", "wsort"),
+    scratch=lambda w, r, c, x, ptr_s, perm, dst_s, wsort, *, serial, shape, transpose: _policy.coo_scratch(
+        w, r, c, x, serial=serial, shape=shape, transpose=transpose
+    ),
+    policy=lambda w, r, c, x, ptr_s, perm, dst_s, wsort, *, shape, transpose: _policy.coo_policy(
+        w, r, c, x, shape=shape, transpose=transpose
+    ),
+    compile_options=IEEE,
+)
 _OPS["coo_sddmm"] = Operator(
     "coo_sddmm",
     kernel=K.coo_sddmm_kernel,
@@ -111,6 +150,11 @@ def _call(name, weights, row, col, x, shape, transpose, allow_bool, ndim):
     )
     length, where = (m, "shape[0] (transpose=True)") if transpose else (n, "shape[1] (transpose=False)")
     x = _validate.dense_operand(name, xname, x, length, ndim=ndim, allow_bool=allow_bool, where=where)
+    if name == "event_coomv" and _policy._cpu():
+        src, dst = (r, c) if transpose else (c, r)
+        route = _index.source_route(w, src, dst, length, weights=weights)
+        if route is not None:
+            return _OPS["event_coomv_src"](w, r, c, x, *route, shape=(m, n), transpose=transpose)
     return _OPS[name](w, r, c, x, shape=(m, n), transpose=transpose)
 
 
@@ -207,7 +251,13 @@ _DOCS = {
     ),
     "event_coomv": dict(
         summary="Event-driven COO product ``A @ events`` or ``A.T @ events``.",
-        extra=" A bool event counts as 1, a float event scales its synapses.",
+        extra=" A bool event counts as 1, a float event scales its synapses.\n\n"
+        "    On the CPU, where ``row`` and ``col`` cannot change (read-only NumPy, JAX arrays,\n"
+        "    also closed over in ``jax.jit``, torch tensors per version), the synapses are\n"
+        "    indexed by source once, and a call with fewer than a quarter of the events active\n"
+        "    (a tenth where the weights may change and are read through the index) reads the\n"
+        "    active sources' synapses only, not every synapse (the same sums, added in another\n"
+        "    order).",
         xname="events",
         xshape="1-D array",
         xkinds="bool or float32/float64",

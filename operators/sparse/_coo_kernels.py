@@ -18,7 +18,7 @@ Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotation
 from tiarray._internal import ti
 
 from ._common import CHUNK, is_bool, ndim, num_threads, on_gpu
-from ._csr_kernels import _add_blocks, _nonzero, _valid
+from ._csr_kernels import _add_blocks, _nonzero, _scatter_cols, _use_columns, _valid
 
 
 @ti.real_func
@@ -119,27 +119,72 @@ def coomv_kernel(
                         wj = wj * ti.cast(v, out.get_type().element_type)
                     ti.atomic_add(out[ti.cast(d, ti.i32)], wj)
     else:
-        nt = 1
-        if n_out > 0:
-            nt = scratch.shape[0] // n_out + 1
-        for s in range(nt * CHUNK):
-            if s % CHUNK == 0:
-                t = s // CHUNK
-                a = ti.cast(ti.cast(nnz, ti.i64) * t // nt, ti.i32)
-                b = ti.cast(ti.cast(nnz, ti.i64) * (t + 1) // nt, ti.i32)
-                off = ti.max(t - 1, 0) * n_out
-                if ti.static(transpose):
-                    if t == 0:
-                        _span(weights, col, row, vector, out, 0, a, b, n_out, n_in)
-                    else:
-                        _span(weights, col, row, vector, scratch, off, a, b, n_out, n_in)
+        _cpu_slots(weights, row, col, vector, out, scratch, transpose, True)
+
+
+@ti.func
+def _cpu_slots(weights: ti.template(), row: ti.template(), col: ti.template(), vector: ti.template(),
+               out: ti.template(), scratch: ti.template(), transpose: ti.template(), run):  # fmt: skip
+    """The CPU scatter over every synapse, one range per thread slot (top level of a kernel;
+    nothing when ``run`` is false)."""
+    nnz = ti.min(row.shape[0], col.shape[0])
+    n_out = out.shape[0]
+    n_in = vector.shape[0]
+    nt = 1
+    if n_out > 0:
+        nt = scratch.shape[0] // n_out + 1
+    for s in range(ti.select(run, nt * CHUNK, 0)):
+        if s % CHUNK == 0:
+            t = s // CHUNK
+            a = ti.cast(ti.cast(nnz, ti.i64) * t // nt, ti.i32)
+            b = ti.cast(ti.cast(nnz, ti.i64) * (t + 1) // nt, ti.i32)
+            off = ti.max(t - 1, 0) * n_out
+            if ti.static(transpose):
+                if t == 0:
+                    _span(weights, col, row, vector, out, 0, a, b, n_out, n_in)
                 else:
-                    if t == 0:
-                        _span(weights, row, col, vector, out, 0, a, b, n_out, n_in)
-                    else:
-                        _span(weights, row, col, vector, scratch, off, a, b, n_out, n_in)
-        for c in range(ti.select(nt > 1, n_out, 0)):
-            _add_blocks(out, scratch, nt, n_out, c)
+                    _span(weights, col, row, vector, scratch, off, a, b, n_out, n_in)
+            else:
+                if t == 0:
+                    _span(weights, row, col, vector, out, 0, a, b, n_out, n_in)
+                else:
+                    _span(weights, row, col, vector, scratch, off, a, b, n_out, n_in)
+    for c in range(ti.select(run and nt > 1, n_out, 0)):
+        _add_blocks(out, scratch, nt, n_out, c)
+
+
+@ti.kernel
+def coomv_src_kernel(
+    weights: ti.types.ndarray(),
+    row: ti.types.ndarray(ndim=1),
+    col: ti.types.ndarray(ndim=1),
+    vector: ti.types.ndarray(ndim=1),
+    ptr_s: ti.types.ndarray(ndim=1),
+    perm: ti.types.ndarray(ndim=1),
+    dst_s: ti.types.ndarray(ndim=1),
+    wsort: ti.types.ndarray(ndim=1),
+    out: ti.types.ndarray(ndim=1),
+    scratch: ti.types.ndarray(ndim=1),
+    transpose: ti.template(),
+):
+    """``event_coomv`` on the CPU with the *source index* of the synapses (``ptr_s, perm,
+    dst_s``: each source's synapses and their destinations, sources being columns for
+    ``A @ x`` and rows for ``A.T @ x``; ``wsort``: the weights in its order, or empty).
+
+    Counts the events first. Fewer than ``len(vector) / COLS_RATIO`` active (``/
+    COLS_RATIO_PERM`` when the weights are read through ``perm``): one thread adds the
+    synapses of the active sources only (:func:`_scatter_cols`), so a step costs the active
+    synapses, not all ``nnz``. Otherwise the scatter over every synapse of
+    ``coomv_kernel``. The sums are added in another order (sources, not list order), except
+    for one shared weight and bool events (exact integer counts)."""
+    cols = _use_columns(weights, vector, ptr_s, perm, wsort)
+    _cpu_slots(weights, row, col, vector, out, scratch, transpose, not cols)
+    ti.loop_config(serialize=True)
+    for _ in range(ti.select(cols, 1, 0)):
+        _scatter_cols(weights, vector, ptr_s, perm, dst_s, wsort, out)
+    if ti.static(ndim(weights) == 0):  # the raw sums times the shared weight
+        for i in range(ti.select(cols, out.shape[0], 0)):
+            out[i] = weights[None] * out[i]
 
 
 @ti.func

@@ -3,6 +3,8 @@
 - the *column index* of a CSR or fixed-number matrix (:func:`column_index`): each column's
   synapses and their rows, so that work on a column (``*_update_on_post``, the column route
   of ``event_csrmv``'s and ``event_fcnmv``'s ``A @ s``) visits its synapses only;
+- the *source index* of a COO list (:func:`source_route`): each source's synapses and their
+  destinations, so that an event product visits the active sources' synapses only;
 - per-synapse weights in an index's order (:func:`index_weights`), so that a kernel walking
   the index reads them in a stream.
 
@@ -19,7 +21,7 @@ from . import _index_kernels as K
 from . import _once, _validate, _xp
 from ._common import IEEE
 
-__all__ = ["column_index", "index_weights", "column_route"]
+__all__ = ["column_index", "index_weights", "column_route", "source_route"]
 
 _COLIDX = Operator(
     "column_index",
@@ -109,6 +111,31 @@ def _column_index(idx, ptr_or_m, m, n, *, fixed, key=None, traced=True):
 
 
 column_index.operator = _COLIDX
+
+
+def source_route(w, src, dst, n_src, *, weights=None):
+    """``(ptr_s, perm, dst_s, wsort)`` for the event-driven route of a COO product (each
+    source's synapses, their destinations and weights in that order; sources are the
+    entries of ``src``: columns for ``A @ x``, rows for ``A.T @ x``), or ``None`` where the
+    structure may change or is traced. The index is the column index of ``src`` read as a
+    fixed-number matrix of one synapse per row, with ``dst`` taken in its order."""
+    nnz = int(src.shape[0])
+    index = _column_index(src, None, nnz, n_src, fixed=True, key=(src,), traced=False)
+    if index is None:
+        return None
+    ptr_s, perm, _ = index
+
+    def build():
+        hp = np.asarray(_xp.host(perm))
+        d = np.ascontiguousarray(np.asarray(_xp.host(dst)).reshape(-1)[hp], np.int32)
+        return d if _xp.fw_of(dst) in ("numpy", "jax") else _xp.from_numpy(d, dst)
+
+    dst_s = _once.cached("source_dst", (src, dst), (n_src,), build, lambda: None)
+    if dst_s is None:
+        return None
+    wsrc = weights if getattr(weights, "shape", None) is not None and len(weights.shape) >= 1 else None
+    wsort = index_weights("source_weights", w, (src,), perm, (n_src,), source=wsrc)
+    return ptr_s, perm, dst_s, wsort
 
 
 def index_weights(tag, w, structure, perm, key, source=None):

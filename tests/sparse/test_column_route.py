@@ -1,4 +1,5 @@
-"""The column route of the event products' ``A @ s`` (``csrmv_cols_kernel``, ``fcnmv_cols_kernel``).
+"""The column route of the event products' ``A @ s`` (``csrmv_cols_kernel``, ``fcnmv_cols_kernel``),
+and the source route of ``event_coomv`` in both directions (``coomv_src_kernel``).
 
 Where the column index of the structure is cached (read-only NumPy, JAX constants, torch
 per version) and Taichi runs on the CPU, ``event_csrmv`` and ``event_fcnmv`` with
@@ -6,7 +7,9 @@ per version) and Taichi runs on the CPU, ``event_csrmv`` and ``event_fcnmv`` wit
 scatter the synapses of the active columns; otherwise they gather every row. Each case is
 compared with a per-synapse float64 sum under a per-element float32 bound, at event rates
 on both sides of the switch, with the weights read in the index's order (frozen), through
-``perm`` (writeable) or shared (one weight)."""
+``perm`` (writeable) or shared (one weight). A COO list (unsorted, repeated pairs) takes the
+same route through its source index: the synapses sorted by column (``A @ s``) or by row
+(``A.T @ s``)."""
 
 from __future__ import annotations
 
@@ -14,13 +17,16 @@ import numpy as np
 import pytest
 import tiarray.operators.sparse as sp
 from _sparse_helpers import TAICHI_ON_CUDA, random_csr, stable_rng
-from tiarray.operators.sparse import _csr, _csr_kernels, _fcn, _once
+from tiarray.operators.sparse import _coo, _csr, _csr_kernels, _fcn, _once
 
 pytestmark = pytest.mark.skipif(TAICHI_ON_CUDA, reason="the column route is the CPU's")
 
 M, N, K = 150, 203, 7  # 203 events: three full blocks of 64 and a tail of 11
 RATIO = _csr_kernels.COLS_RATIO
-OPS = {"fcn": "event_fcnmv_cols", "csr": "event_csrmv_cols"}
+OPS = {"fcn": "event_fcnmv_cols", "csr": "event_csrmv_cols", "coo": "event_coomv_src"}
+MODULES = {"fcn": _fcn, "csr": _csr, "coo": _coo}
+FAMILIES = ["fcn", "csr", "coo"]
+FUNCS = {"fcn": sp.event_fcnmv, "csr": sp.event_csrmv, "coo": sp.event_coomv}
 
 
 def _frozen(a):
@@ -40,6 +46,14 @@ class Case:
             self.rows, self.cols = np.repeat(np.arange(M), K), idx.ravel()
             self.structure = (idx,)
             w = rng.standard_normal((M, K)).astype(np.float32)
+        elif family == "coo":  # any order; with replace, the first tenth of the pairs repeated last
+            nnz = int(M * N * 0.04)
+            self.rows, self.cols = rng.integers(0, M, nnz), rng.integers(0, N, nnz)
+            if replace:
+                k = nnz // 10
+                self.rows[-k:], self.cols[-k:] = self.rows[:k], self.cols[:k]
+            self.structure = (_frozen(self.rows.astype(np.int32)), _frozen(self.cols.astype(np.int32)))
+            w = rng.standard_normal(nnz).astype(np.float32)
         else:
             w, idx, ptr, _ = random_csr(M, N, 0.04, rng, wdtype=np.float32, duplicates=replace)
             self.rows, self.cols = np.repeat(np.arange(M), np.diff(ptr)), idx
@@ -47,8 +61,7 @@ class Case:
         self.w = {"frozen": _frozen(w), "writeable": w, "shared": np.float32(0.75)}[weights]
 
     def product(self, w, e, **kw):
-        f = sp.event_fcnmv if self.family == "fcn" else sp.event_csrmv
-        return f(w, *self.structure, e, shape=(M, N), **kw)
+        return FUNCS[self.family](w, *self.structure, e, shape=(M, N), **kw)
 
     def check(self, got, e, w=None):
         """``got`` against ``A @ e`` summed per synapse in float64 (a NaN event reaches only the
@@ -102,7 +115,7 @@ COUNTS = [0, 1, N // PERM - 1, N // PERM + 1, N // RATIO - 1, N // RATIO, N // R
 @pytest.mark.parametrize("kind", ["bool", "float32"])
 @pytest.mark.parametrize("weights", ["frozen", "writeable", "shared"])
 @pytest.mark.parametrize("replace", [False, True])
-@pytest.mark.parametrize("family", ["fcn", "csr"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_column_route_matches_the_sum(family, count, kind, weights, replace):
     rng = stable_rng("cols", family, count, kind, weights, replace)
     c = Case(family, rng, seed=count + 7, replace=replace, weights=weights)
@@ -110,7 +123,7 @@ def test_column_route_matches_the_sum(family, count, kind, weights, replace):
     c.check(c.product(c.w, e), e)
 
 
-@pytest.mark.parametrize("family", ["fcn", "csr"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_nan_event_reaches_its_rows(family):
     rng = stable_rng("cols-nan", family)
     c = Case(family, rng, seed=1)
@@ -121,10 +134,10 @@ def test_nan_event_reaches_its_rows(family):
     c.check(got, e)
 
 
-@pytest.mark.parametrize("family", ["fcn", "csr"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_route_is_taken_only_for_cached_structure(family, monkeypatch):
     calls = []
-    mod = _fcn if family == "fcn" else _csr
+    mod = MODULES[family]
     real = mod._OPS[OPS[family]]
     monkeypatch.setitem(mod._OPS, OPS[family], lambda *a, **k: calls.append(1) or real(*a, **k))
     _once.clear()
@@ -135,15 +148,14 @@ def test_route_is_taken_only_for_cached_structure(family, monkeypatch):
     a = c.product(c.w, e)
     assert len(calls) == 1
     writeable = tuple(np.array(s) for s in c.structure)  # may change: the gather
-    f = sp.event_fcnmv if family == "fcn" else sp.event_csrmv
-    b = f(c.w, *writeable, e, shape=(M, N))
-    c.product(c.w, np.ones(M, bool), transpose=True)  # a scatter over rows already
-    assert len(calls) == 1
+    b = FUNCS[family](c.w, *writeable, e, shape=(M, N))
+    c.product(c.w, np.ones(M, bool), transpose=True)  # a scatter over rows already (COO: the route)
+    assert len(calls) == (2 if family == "coo" else 1)
     # one shared weight and bool events: both routes count in integers, bit for bit
     np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("family", ["fcn", "csr"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_jax_closed_over_structure(jax, family):
     import jax.numpy as jnp
     from jax.test_util import check_grads
@@ -152,7 +164,7 @@ def test_jax_closed_over_structure(jax, family):
     c = Case(family, rng, seed=4)
     with jax.enable_x64(True):
         js = tuple(jnp.asarray(np.asarray(s)) for s in c.structure)
-        fn = sp.event_fcnmv if family == "fcn" else sp.event_csrmv
+        fn = FUNCS[family]
         w = rng.standard_normal(np.shape(c.w))
         e = np.where(rng.random(N) < 0.1, rng.standard_normal(N), 0.0)
 
@@ -173,7 +185,7 @@ def test_jax_closed_over_structure(jax, family):
         # vmap over the events: one mm launch
         E = np.where(rng.random((3, N)) < 0.1, 1.0, 0.0)
         vf = jax.vmap(lambda e_: f(w, e_))
-        mm = "event_fcnmm" if family == "fcn" else "event_csrmm"
+        mm = {"fcn": "event_fcnmm", "csr": "event_csrmm", "coo": "event_coomm"}[family]
         assert mm in [q.primitive.name for q in jax.make_jaxpr(vf)(E).jaxpr.eqns]
         np.testing.assert_allclose(np.asarray(vf(E)), E @ A.T, rtol=1e-12, atol=1e-12)
         # weights closed over as well: read in the index's order
@@ -182,18 +194,19 @@ def test_jax_closed_over_structure(jax, family):
         c.check(jax.jit(lambda e_: fn(jw, *js, e_, shape=(M, N)))(ev), ev, np.asarray(jw))
 
 
-@pytest.mark.parametrize("family", ["fcn", "csr"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_torch_follows_in_place_changes_and_gradients(torch, family):
     rng = stable_rng("cols-torch", family)
     c = Case(family, rng, seed=5)
     ts = tuple(torch.as_tensor(np.array(s)) for s in c.structure)
-    fn = sp.event_fcnmv if family == "fcn" else sp.event_csrmv
+    fn = FUNCS[family]
     w = torch.tensor(rng.standard_normal(np.shape(c.w)), requires_grad=True)
     e = torch.tensor(np.where(rng.random(N) < 0.1, rng.standard_normal(N), 0.0), requires_grad=True)
     c.check(fn(w, *ts, e, shape=(M, N)).detach().numpy(), e.detach().numpy(), w.detach().numpy())
     assert torch.autograd.gradcheck(lambda w_, e_: fn(w_, *ts, e_, shape=(M, N)), (w, e))
-    ts[0].view(-1)[:M] = 0  # a rewiring in place (bumps the version): the index is built again
-    c.cols = ts[0].numpy().ravel().copy()
+    cols = ts[1 if family == "coo" else 0]
+    cols.view(-1)[:M] = 0  # a rewiring in place (bumps the version): the index is built again
+    c.cols = cols.numpy().ravel().copy()
     c.check(fn(w, *ts, e, shape=(M, N)).detach().numpy(), e.detach().numpy(), w.detach().numpy())
 
 
@@ -224,3 +237,24 @@ def test_cached_index_is_released_with_its_structure():
     other = Case("csr", rng, seed=7)
     other.product(other.w, e)
     assert all(r() is None for r in held)
+
+
+@pytest.mark.parametrize("count", [0, 1, M // PERM + 1, M // RATIO - 1, M // RATIO + 2, M // 2, M - 1])
+@pytest.mark.parametrize("kind", ["bool", "float32"])
+@pytest.mark.parametrize("weights", ["frozen", "writeable", "shared"])
+def test_coo_source_route_transposed(count, kind, weights):
+    """``A.T @ s`` of a COO list through its source index (the synapses sorted by row), against
+    a per-synapse float64 sum: per column ``(len + 1) eps32 sum_j |w_j e_j|``."""
+    rng = stable_rng("coo-T", count, kind, weights)
+    c = Case("coo", rng, seed=count, replace=True, weights=weights)
+    on = np.zeros(M, bool)
+    on[rng.choice(M, count, replace=False)] = True
+    e = on if kind == "bool" else np.where(on, rng.standard_normal(M), -0.0).astype(np.float32)
+    got = np.asarray(c.product(c.w, e, transpose=True), np.float64)
+    wj = np.broadcast_to(np.asarray(c.w, np.float64).reshape(-1), c.rows.shape)
+    terms = wj * np.asarray(e, np.float64)[c.rows]
+    ref, mag = np.zeros(N), np.zeros(N)
+    np.add.at(ref, c.cols, terms)
+    np.add.at(mag, c.cols, np.abs(terms))
+    bound = (np.bincount(c.cols, minlength=N) + 1) * np.finfo(np.float32).eps * mag + 1e-30
+    assert (np.abs(got - ref) <= bound).all()
