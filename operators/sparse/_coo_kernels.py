@@ -18,7 +18,7 @@ Kernel convention as in ``_csr_kernels``; no ``from __future__ import annotation
 from tiarray._internal import ti
 
 from ._common import CHUNK, is_bool, ndim, num_threads, on_gpu
-from ._csr_kernels import _add_blocks, _nonzero, _scatter_cols, _use_columns, _valid
+from ._csr_kernels import _add_blocks, _nonzero, _route_scatter, _use_columns, _valid
 
 
 @ti.real_func
@@ -179,12 +179,7 @@ def coomv_src_kernel(
     for one shared weight and bool events (exact integer counts)."""
     cols = _use_columns(weights, vector, ptr_s, perm, wsort)
     _cpu_slots(weights, row, col, vector, out, scratch, transpose, not cols)
-    ti.loop_config(serialize=True)
-    for _ in range(ti.select(cols, 1, 0)):
-        _scatter_cols(weights, vector, ptr_s, perm, dst_s, wsort, out)
-    if ti.static(ndim(weights) == 0):  # the raw sums times the shared weight
-        for i in range(ti.select(cols, out.shape[0], 0)):
-            out[i] = weights[None] * out[i]
+    _route_scatter(weights, vector, ptr_s, perm, dst_s, wsort, out, cols)
 
 
 @ti.func

@@ -570,6 +570,21 @@ def _scatter_cols(weights: ti.template(), vector: ti.template(), ptr_t: ti.templ
         i0 = e
 
 
+@ti.func
+def _route_scatter(weights: ti.template(), vector: ti.template(), ptr_t: ti.template(), perm: ti.template(),
+                   rows_t: ti.template(), wsort: ti.template(), out: ti.template(), cols):  # fmt: skip
+    """The scatter of a column / source route when ``cols`` (top level of a kernel, after the
+    other route's loops): the active columns' synapses on one thread, then the raw sums
+    times a shared weight (as :func:`_finish`). Shared by ``csrmv_cols_kernel``,
+    ``fcnmv_cols_kernel`` and ``coomv_src_kernel``."""
+    ti.loop_config(serialize=True)
+    for _ in range(ti.select(cols, 1, 0)):
+        _scatter_cols(weights, vector, ptr_t, perm, rows_t, wsort, out)
+    if ti.static(ndim(weights) == 0):
+        for i in range(ti.select(cols, out.shape[0], 0)):
+            out[i] = weights[None] * out[i]
+
+
 @ti.kernel
 def csrmv_cols_kernel(
     weights: ti.types.ndarray(),
@@ -601,12 +616,7 @@ def csrmv_cols_kernel(
     for s in range(ti.select(cols, 0, nt * CHUNK)):
         if s % CHUNK == 0:
             _gather_slot(weights, indices, indptr, vector, scratch, out, s // CHUNK, nt, n_rows, nnz)
-    ti.loop_config(serialize=True)
-    for _ in range(ti.select(cols, 1, 0)):
-        _scatter_cols(weights, vector, ptr_t, perm, rows_t, wsort, out)
-    if ti.static(ndim(weights) == 0):  # the raw sums times the shared weight, as _finish
-        for i in range(ti.select(cols, out.shape[0], 0)):
-            out[i] = weights[None] * out[i]
+    _route_scatter(weights, vector, ptr_t, perm, rows_t, wsort, out, cols)
 
 
 @ti.kernel

@@ -30,8 +30,8 @@ from ._csr_kernels import (
     _mm_scatter_col,
     _nonzero,
     _pop_lowest,
+    _route_scatter,
     _row_sum,
-    _scatter_cols,
     _scatter_span,
     _scatter_span_atomic,
     _stage_events,
@@ -216,12 +216,7 @@ def fcnmv_cols_kernel(
     for s in range(ti.select(cols, 0, nt * CHUNK)):
         if s % CHUNK == 0:
             _fcn_gather_slot(weights, indices, vector, scratch, out, s // CHUNK, nt, k)
-    ti.loop_config(serialize=True)
-    for _ in range(ti.select(cols, 1, 0)):
-        _scatter_cols(weights, vector, ptr_t, perm, rows_t, wsort, out)
-    if ti.static(ndim(weights) == 0):  # the raw sums times the shared weight, as _finish
-        for i in range(ti.select(cols, n_rows, 0)):
-            out[i] = weights[None] * out[i]
+    _route_scatter(weights, vector, ptr_t, perm, rows_t, wsort, out, cols)
 
 
 @ti.kernel
