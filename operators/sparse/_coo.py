@@ -18,7 +18,7 @@ import numpy as np
 
 from .._operator import Operator, ShapeDtype
 from . import _coo_kernels as K
-from . import _index, _policy, _rules, _validate, _xp
+from . import _index, _policy, _rules, _validate
 from ._common import IEEE
 
 __all__ = ["coomv", "event_coomv", "coomm", "event_coomm"]
@@ -76,39 +76,25 @@ _OPS["event_coomv"] = _product("event_coomv", K.coomv_kernel, "event_coomm")
 _OPS["coomv"] = _product("coomv", K.coomv_kernel, "coomm")
 
 
-def _src_transpose(cts, primals, *, shape, transpose):
-    """As ``event_coomv``'s rule (the source index is a function of the structure: no cotangent)."""
-    rule = _rules.product_transpose(_op, "event_coomv", "coo_sddmm")
-    return rule(cts, primals[:4], shape=shape, transpose=transpose) + (None,) * 4
-
-
-def _src_batch(args, axes, **static):
-    """vmap over the events: one ``event_coomm`` launch; else one call each."""
-    if all(ax is None for j, ax in enumerate(axes) if j != 3):
-        x = _xp.moveaxis(args[3], axes[3], 1)
-        return _OPS["event_coomm"](*args[:3], x, **static), 1
-    return _rules.loop_batch(_OPS["event_coomv_src"], args, axes, static)
-
-
 # event_coomv on the CPU where the source index of (row, col) is cached: adds the synapses of
 # the active sources only when few are active (coomv_src_kernel), else every synapse.
 _OPS["event_coomv_src"] = Operator(
     "event_coomv_src",
     kernel=K.coomv_src_kernel,
-    outs=lambda w, r, c, x, ptr_s, perm, dst_s, wsort, *, shape, transpose: _outs("event_coomv")(
-        w, r, c, x, shape=shape, transpose=transpose
-    ),
-    transpose=_src_transpose,
     linear=("weights", "vector"),
-    batch=_src_batch,
     nondiff=("row", "col", "ptr_s", "perm", "dst_s", "wsort"),
-    scratch=lambda w, r, c, x, ptr_s, perm, dst_s, wsort, *, serial, shape, transpose: _policy.coo_scratch(
-        w, r, c, x, serial=serial, shape=shape, transpose=transpose
-    ),
-    policy=lambda w, r, c, x, ptr_s, perm, dst_s, wsort, *, shape, transpose: _policy.coo_policy(
-        w, r, c, x, shape=shape, transpose=transpose
-    ),
     compile_options=IEEE,
+    **_rules.route_parts(
+        _op,
+        "event_coomv",
+        "coo_sddmm",
+        "event_coomm",
+        "event_coomv_src",
+        4,
+        outs=_outs("event_coomv"),
+        scratch=_policy.coo_scratch,
+        policy=_policy.coo_policy,
+    ),
 )
 _OPS["coo_sddmm"] = Operator(
     "coo_sddmm",

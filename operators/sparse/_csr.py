@@ -136,40 +136,27 @@ _OPS["csrmm"] = _product("csrmm", K.csrmm_kernel)
 _OPS["event_csrmv"] = _product("event_csrmv", K.csrmv_kernel, "event_csrmm")
 
 
-def _cols_transpose(cts, primals, *, shape):
-    """As ``event_csrmv``'s rule (the column index is a function of the structure: no cotangent)."""
-    rule = _rules.product_transpose(_op, "event_csrmv", "csr_sddmm")
-    return rule(cts, primals[:4], shape=shape, transpose=False) + (None,) * 4
-
-
-def _cols_batch(args, axes, **static):
-    """vmap over the events: one ``event_csrmm`` launch (the gather); else one call each."""
-    if all(ax is None for j, ax in enumerate(axes) if j != 3):
-        x = _xp.moveaxis(args[3], axes[3], 1)
-        return _OPS["event_csrmm"](*args[:3], x, **static, transpose=False), 1
-    return _rules.loop_batch(_OPS["event_csrmv_cols"], args, axes, static)
-
-
 # event_csrmv A @ s on the CPU where the column index of the structure is cached: scatters
 # the synapses of the active columns when few are active (csrmv_cols_kernel), else gathers.
+# Policy and scratch are the gather's: the scatter of the few active columns runs on one thread.
 _OPS["event_csrmv_cols"] = Operator(
     "event_csrmv_cols",
     kernel=K.csrmv_cols_kernel,
-    outs=lambda w, i, p, x, ptr_t, perm, rows_t, wsort, *, shape: _product_outs("event_csrmv")(
-        w, i, p, x, shape=shape, transpose=False
-    ),
-    transpose=_cols_transpose,
     linear=("weights", "vector"),
-    batch=_cols_batch,
     nondiff=("indices", "indptr", "ptr_t", "perm", "rows_t", "wsort"),
-    scratch=lambda w, i, p, x, ptr_t, perm, rows_t, wsort, *, serial, shape: _policy.csr_scratch(
-        w, i, p, x, serial=serial, shape=shape, transpose=False
-    ),
-    # the gather's: the scatter of the few active columns runs on one thread
-    policy=lambda w, i, p, x, ptr_t, perm, rows_t, wsort, *, shape: _policy.csr_policy(
-        w, i, p, x, shape=shape, transpose=False
-    ),
     compile_options={"fast_math": True},
+    **_rules.route_parts(
+        _op,
+        "event_csrmv",
+        "csr_sddmm",
+        "event_csrmm",
+        "event_csrmv_cols",
+        4,
+        outs=_product_outs("event_csrmv"),
+        scratch=_policy.csr_scratch,
+        policy=_policy.csr_policy,
+        fixed={"transpose": False},
+    ),
 )
 _OPS["csrmv"] = _product("csrmv", K.csrmv_kernel, "csrmm")
 _OPS["csr_sddmm"] = _SDDMM = Operator(

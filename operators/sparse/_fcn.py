@@ -77,40 +77,27 @@ _OPS["event_fcnmv"] = _product("event_fcnmv", K.fcnmv_kernel, "event_fcnmm")
 _OPS["fcnmv"] = _product("fcnmv", K.fcnmv_kernel, "fcnmm")
 
 
-def _cols_transpose(cts, primals, *, shape):
-    """As ``event_fcnmv``'s rule (the column index is a function of ``indices``: no cotangent)."""
-    rule = _rules.product_transpose(_op, "event_fcnmv", "fcn_sddmm")
-    return rule(cts, primals[:3], shape=shape, transpose=False) + (None,) * 4
-
-
-def _cols_batch(args, axes, **static):
-    """vmap over the events: one ``event_fcnmm`` launch (the gather); else one call each."""
-    if all(ax is None for j, ax in enumerate(axes) if j != 2):
-        x = _xp.moveaxis(args[2], axes[2], 1)
-        return _OPS["event_fcnmm"](args[0], args[1], x, **static, transpose=False), 1
-    return _rules.loop_batch(_OPS["event_fcnmv_cols"], args, axes, static)
-
-
 # event_fcnmv A @ s on the CPU where the column index of `indices` is cached: scatters the
 # synapses of the active columns when few are active (fcnmv_cols_kernel), else gathers.
+# Policy and scratch are the gather's: the scatter of the few active columns runs on one thread.
 _OPS["event_fcnmv_cols"] = Operator(
     "event_fcnmv_cols",
     kernel=K.fcnmv_cols_kernel,
-    outs=lambda w, i, x, ptr_t, perm, rows_t, wsort, *, shape: _product_outs("event_fcnmv")(
-        w, i, x, shape=shape, transpose=False
-    ),
-    transpose=_cols_transpose,
     linear=("weights", "vector"),
-    batch=_cols_batch,
     nondiff=("indices", "ptr_t", "perm", "rows_t", "wsort"),
-    scratch=lambda w, i, x, ptr_t, perm, rows_t, wsort, *, serial, shape: _policy.fcn_scratch(
-        w, i, x, serial=serial, shape=shape, transpose=False
-    ),
-    # the gather's: the scatter of the few active columns runs on one thread
-    policy=lambda w, i, x, ptr_t, perm, rows_t, wsort, *, shape: _policy.fcn_policy(
-        w, i, x, shape=shape, transpose=False
-    ),
     compile_options={"fast_math": True},
+    **_rules.route_parts(
+        _op,
+        "event_fcnmv",
+        "fcn_sddmm",
+        "event_fcnmm",
+        "event_fcnmv_cols",
+        3,
+        outs=_product_outs("event_fcnmv"),
+        scratch=_policy.fcn_scratch,
+        policy=_policy.fcn_policy,
+        fixed={"transpose": False},
+    ),
 )
 _OPS["fcn_sddmm"] = Operator(
     "fcn_sddmm",

@@ -16,6 +16,10 @@ Batching: ``vmap`` over ``x`` of an ``mv`` operator is one launch of its ``mm`` 
 (the batch becomes the columns); of an ``mm`` operator, the batch is folded into the
 columns. A batched weight or structure runs one call per batch element.
 
+A *route* Operator (the column routes of ``event_csrmv``/``event_fcnmv``, the source route
+of ``event_coomv``) takes its product's inputs and then the cached index arrays; its parts
+are the product's, on the first inputs (:func:`route_parts`).
+
 The rules receive the framework's arrays (see ``docs/operators.md``); operators are looked
 up at call time through the ``op_of(name)`` function of the defining module, since the
 rules are made before the Operators exist.
@@ -26,7 +30,15 @@ from __future__ import annotations
 from .._operator import UndefinedPrimal
 from . import _xp
 
-__all__ = ["product_transpose", "sddmm_transpose", "mv_batch", "mm_batch", "loop_batch", "is_bool"]
+__all__ = [
+    "product_transpose",
+    "sddmm_transpose",
+    "mv_batch",
+    "mm_batch",
+    "loop_batch",
+    "route_parts",
+    "is_bool",
+]
 
 
 def is_bool(x) -> bool:
@@ -129,3 +141,32 @@ def mm_batch(op_of, name: str, operand: int = -1):
         return loop_batch(op_of(name), args, axes, static)
 
     return rule
+
+
+def route_parts(op_of, product: str, sddmm: str, mm_name: str, route: str, n: int, *, outs, scratch,
+                policy, fixed=None):  # fmt: skip
+    """``outs``, ``transpose``, ``batch``, ``scratch`` and ``policy`` of the Operator ``route``,
+    whose first ``n`` inputs are those of ``product`` (the last of them its operand) and
+    whose further inputs are an index of the structure (no cotangent, never batched alone).
+    ``fixed``: static arguments of ``product`` that ``route`` does not take
+    (``transpose=False`` for the column routes). Rules: ``product``'s; ``vmap`` over the
+    operand: one ``mm_name`` launch; anything else batched: one call each."""
+    fixed = fixed or {}
+    rule = product_transpose(op_of, product, sddmm)
+
+    def first(f):
+        return lambda *a, **static: f(*a[:n], **static, **fixed)
+
+    def transpose(cts, primals, **static):
+        return rule(cts, primals[:n], **static, **fixed) + (None,) * (len(primals) - n)
+
+    def batch(args, axes, **static):
+        i = n - 1
+        if all(ax is None for j, ax in enumerate(axes) if j != i):
+            x = _xp.moveaxis(args[i], axes[i], 1)
+            return op_of(mm_name)(*args[:i], x, **static, **fixed), 1
+        return loop_batch(op_of(route), args, axes, static)
+
+    return dict(
+        outs=first(outs), transpose=transpose, batch=batch, scratch=first(scratch), policy=first(policy)
+    )
